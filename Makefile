@@ -1,0 +1,33 @@
+# Thin wrapper over CMake. `make` builds build/wakeq; `make check` runs the whole suite
+# (normal build and ASan+UBSan build); `make demo` runs the narrated end-to-end scenario.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CTEST_FLAGS ?= --output-on-failure --timeout 300
+
+.PHONY: all build deps check check-normal check-asan demo install clean
+
+all: build
+
+deps:
+	@scripts/deps
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+check: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWQ_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	scripts/with-postgres sh -c 'cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS) && cd ../$(ASAN_BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)'
+
+demo: build
+	examples/demo.sh $(BUILD)/wakeq
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) demo

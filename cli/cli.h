@@ -1,0 +1,122 @@
+/*
+ * cli.h — internals of the `wakeq` command-line tool.
+ *
+ * The tool is a thin layer over include/wakeq.h: it parses arguments, calls the public API
+ * and decides what to print and which exit status to return. It uses nothing of the
+ * library but wakeq.h, plus jansson for JSON output and libc.
+ *
+ * Conventions in cli/:
+ *  - A function that can fail for the user returns an exit status (0 ok, else the code to
+ *    exit with) after printing exactly one line "wakeq: <message>" on stderr.
+ *  - Every argument is validated before the store is opened, so a bad invocation changes
+ *    nothing (not even creates the database file).
+ */
+#ifndef WAKEQ_CLI_H
+#define WAKEQ_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "wakeq.h"
+
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_ERROR = 1,
+	CLI_EXIT_USAGE = 2,
+	/* Returned by cli_parse after printing the usage for --help: stop, exit 0. */
+	CLI_EXIT_HELP = -1,
+};
+
+#define CLI_DEFAULT_DB "./wakeq.db"
+
+/* State shared by all commands. */
+struct cli {
+	const char *db_opt; /* value of --db, or NULL */
+};
+
+/* ------------------------------------------------------------------ args.c ---- */
+
+/* One option of a command. Exactly one of value/flag is set. */
+struct cli_opt {
+	const char *name;   /* "--payload" */
+	const char **value; /* receives the option's argument */
+	int *flag;          /* set to 1 when the flag is given */
+};
+
+/*
+ * Parses argv[1..argc-1] of a command (argv[0] is the command name). Options from `opts`
+ * (a table ended by a zero entry) may come in any order, as "--name VALUE" or
+ * "--name=VALUE"; "--db" and "--help"/"-h" are understood by every command; "--" ends the
+ * options. Up to max_pos positional arguments are stored in pos[], their count in *npos.
+ * Returns 0, CLI_EXIT_HELP after printing the usage, or CLI_EXIT_USAGE after the error line.
+ */
+int cli_parse(struct cli *cli, int argc, char **argv, const struct cli_opt *opts,
+	      const char **pos, int max_pos, int *npos);
+
+/* Requires exactly `want` positional arguments named `what` (e.g. "task id"). */
+int cli_want_args(const char *cmd, int npos, int want, const char *what);
+
+/* Strict integer: optional '-', digits only, within [min, max]. `what` names the option. */
+int cli_parse_ll(const char *what, const char *text, long long min, long long max,
+		 long long *out);
+/* Same for an int option. */
+int cli_parse_int(const char *what, const char *text, int min, int max, int *out);
+/* A task id: a positive integer ("invalid task id 'abc'"). */
+int cli_parse_id(const char *text, int64_t *out);
+
+/* --------------------------------------------------------------- output.c ---- */
+
+/* Prints "wakeq: <fmt...>" on stderr and returns `code`. */
+int cli_errorf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the library's message for `rc` and returns the exit status it maps to. */
+int cli_fail(wq_rc rc, const wq_error *err);
+/* Same with a context prefix: "wakeq: <ctx>: <message>". */
+int cli_fail_ctx(wq_rc rc, const wq_error *err, const char *ctx);
+/* For a bad argument the library rejected (a time, a duration, a state, JSON, a config):
+ * "wakeq: <ctx>: <message>", exit status 2 (1 when out of memory). */
+int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx);
+/* wq_rc → exit status: codes 0..6 are the statuses themselves, everything else 1. */
+int cli_exit_code(wq_rc rc);
+
+/* Writes the usage text to `out`. */
+void cli_usage(FILE *out);
+
+/* The store URL in use: --db, else $WAKEQ_DB, else `fallback` (may be NULL). */
+const char *cli_db_url(const struct cli *cli, const char *fallback);
+/* The URL with any password replaced by "***", for printing. */
+const char *cli_url_display(const char *url, char *buf, size_t bufsz);
+/* Opens cli_db_url(cli, CLI_DEFAULT_DB) with `flags`. */
+int cli_open(const struct cli *cli, unsigned flags, wq_db **out);
+
+/* RFC 3339 time into buf (WQ_TIME_BUFSZ bytes), or "-" for 0 (absent). */
+const char *cli_time(int64_t us, char *buf);
+/* The attempt id "<task>.<attempt>" into buf, or "-" when attempt is 0. */
+const char *cli_attempt_id(int64_t task, int attempt, char *buf, size_t bufsz);
+/* `s` with control characters replaced by '?', or "-" when empty: safe for a terminal. */
+const char *cli_safe(const char *s, char *buf, size_t bufsz);
+
+/* A task as a JSON object (the fields of wq_task); NULL when out of memory. */
+json_t *cli_task_json(const wq_task *t);
+/* Prints `j` (stolen) on stdout followed by a newline. NULL means out of memory. */
+int cli_print_json(json_t *j);
+/* Prints a task as "key: value" lines. */
+void cli_print_task(const wq_task *t);
+
+/* -------------------------------------------------------------- commands ---- */
+
+/* Each takes the command's argc/argv (argv[0] = command name) and returns an exit status
+ * (or CLI_EXIT_HELP). */
+int cmd_init(struct cli *cli, int argc, char **argv);
+int cmd_enqueue(struct cli *cli, int argc, char **argv);
+int cmd_cancel(struct cli *cli, int argc, char **argv);
+int cmd_resolve(struct cli *cli, int argc, char **argv);
+int cmd_result(struct cli *cli, int argc, char **argv);
+int cmd_list(struct cli *cli, int argc, char **argv);
+int cmd_show(struct cli *cli, int argc, char **argv);
+int cmd_timeline(struct cli *cli, int argc, char **argv);
+int cmd_worker(struct cli *cli, int argc, char **argv);
+
+#endif /* WAKEQ_CLI_H */

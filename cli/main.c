@@ -1,0 +1,102 @@
+/* main.c — `wakeq`: global options, command dispatch and the final exit status. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{"init", cmd_init},         {"enqueue", cmd_enqueue},   {"list", cmd_list},
+	{"show", cmd_show},         {"result", cmd_result},     {"cancel", cmd_cancel},
+	{"resolve", cmd_resolve},   {"timeline", cmd_timeline}, {"worker", cmd_worker},
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	}
+	return NULL;
+}
+
+/* Output that could not be written is an error, even when everything else went well. */
+static int finish(int ex)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (ex == 0)
+			return cli_errorf(CLI_EXIT_ERROR, "cannot write to standard output: %s",
+					  strerror(errno));
+	}
+	return ex;
+}
+
+static int print_version(void)
+{
+	printf("wakeq %s (schema version %d)\n", WQ_VERSION_STRING, wq_schema_version());
+	return 0;
+}
+
+/* Global options before the command. Returns the index of the command, or -1 with *ex set. */
+static int global_options(struct cli *cli, int argc, char **argv, int *ex)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *arg = argv[i];
+
+		if (strcmp(arg, "--db") == 0) {
+			if (i + 1 >= argc) {
+				*ex = cli_errorf(CLI_EXIT_USAGE, "option '--db' needs a value");
+				return -1;
+			}
+			cli->db_opt = argv[++i];
+		} else if (strncmp(arg, "--db=", 5) == 0) {
+			cli->db_opt = arg + 5;
+		} else if (strcmp(arg, "--version") == 0) {
+			*ex = print_version();
+			return -1;
+		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			cli_usage(stdout);
+			*ex = 0;
+			return -1;
+		} else {
+			*ex = cli_errorf(CLI_EXIT_USAGE, "unknown option '%s' (see 'wakeq help')",
+					 arg);
+			return -1;
+		}
+	}
+	if (i == argc) {
+		*ex = cli_errorf(CLI_EXIT_USAGE, "missing command (see 'wakeq help')");
+		return -1;
+	}
+	return i;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = {0};
+	const struct command *cmd;
+	int ex = 0;
+	int i = global_options(&cli, argc, argv, &ex);
+
+	if (i < 0)
+		return finish(ex);
+	if (strcmp(argv[i], "help") == 0) {
+		cli_usage(stdout);
+		return finish(0);
+	}
+	cmd = find_command(argv[i]);
+	if (!cmd)
+		return cli_errorf(CLI_EXIT_USAGE, "unknown command '%s' (see 'wakeq help')",
+				  argv[i]);
+	ex = cmd->run(&cli, argc - i, argv + i);
+	if (ex == CLI_EXIT_HELP)
+		ex = 0;
+	return finish(ex);
+}

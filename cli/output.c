@@ -1,0 +1,353 @@
+/* output.c — error lines, exit statuses, store opening and the shared printers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: wakeq [--db URL] COMMAND [ARGS]\n"
+	"\n"
+	"URL is a SQLite file path or a postgres:// URL; default $WAKEQ_DB, else ./wakeq.db.\n"
+	"\n"
+	"commands:\n"
+	"  init\n"
+	"      create the store, or migrate it to this version\n"
+	"  enqueue KIND [--payload JSON|@FILE|-] [--payload-version N] [--tenant T]\n"
+	"          [--scope S] [--priority N] [--at TIME|--in DURATION] [--max-attempts N]\n"
+	"          [--json]\n"
+	"      add a task and print its id (TIME is RFC 3339, DURATION e.g. 30s, 5m, 1h30m)\n"
+	"  list [--state STATE] [--kind KIND] [--limit N] [--json]\n"
+	"      list tasks by id (--state interrupted: the tasks waiting for a decision)\n"
+	"  show ID [--json]\n"
+	"      one task's fields; the result as size and SHA-256, never its body\n"
+	"  result ID\n"
+	"      write a succeeded task's result body to stdout; it is untrusted output\n"
+	"  cancel ID\n"
+	"      cancel a pending task, or request cancellation of a running one\n"
+	"  resolve ID --retry|--succeeded|--failed|--cancel [--note TEXT]\n"
+	"      decide an interrupted task; the decision and note go on the timeline\n"
+	"  timeline ID [--json]\n"
+	"      the task's operation, payload fingerprint and events in order\n"
+	"  worker --config FILE [--until-idle]\n"
+	"      run a worker (the config's db is used when neither --db nor $WAKEQ_DB is set)\n"
+	"  help, --help\n"
+	"      this text\n"
+	"  --version\n"
+	"      the version of wakeq and of its store schema\n"
+	"\n"
+	"exit status: 0 ok, 1 error, 2 usage, 3 idempotency conflict, 4 not found,\n"
+	"5 limit reached, 6 transition not allowed from the current state.\n";
+
+void cli_usage(FILE *out)
+{
+	fputs(usage_text, out);
+}
+
+/* One line, whatever the message holds: control characters become spaces. */
+static void error_line(const char *msg)
+{
+	char line[1024];
+	size_t i;
+
+	snprintf(line, sizeof line, "%s", msg);
+	for (i = 0; line[i]; i++) {
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = ' ';
+	}
+	fflush(stdout);
+	fprintf(stderr, "wakeq: %s\n", line);
+}
+
+int cli_errorf(int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	error_line(msg);
+	return code;
+}
+
+int cli_exit_code(wq_rc rc)
+{
+	if ((int)rc >= (int)WQ_OK && (int)rc <= (int)WQ_ESTATE)
+		return (int)rc;
+	return CLI_EXIT_ERROR;
+}
+
+static const char *rc_message(wq_rc rc, const wq_error *err)
+{
+	return err && err->message[0] ? err->message : wq_strerror(rc);
+}
+
+int cli_fail(wq_rc rc, const wq_error *err)
+{
+	error_line(rc_message(rc, err));
+	return cli_exit_code(rc);
+}
+
+int cli_fail_ctx(wq_rc rc, const wq_error *err, const char *ctx)
+{
+	return cli_errorf(cli_exit_code(rc), "%s: %s", ctx, rc_message(rc, err));
+}
+
+int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx)
+{
+	int code = rc == WQ_ENOMEM ? CLI_EXIT_ERROR : CLI_EXIT_USAGE;
+
+	return cli_errorf(code, "%s: %s", ctx, rc_message(rc, err));
+}
+
+/* ------------------------------------------------------------------ store ---- */
+
+const char *cli_db_url(const struct cli *cli, const char *fallback)
+{
+	const char *env = getenv("WAKEQ_DB");
+
+	if (cli->db_opt)
+		return cli->db_opt;
+	if (env && env[0])
+		return env;
+	return fallback;
+}
+
+static int is_postgres_url(const char *url)
+{
+	return strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0;
+}
+
+/* Replaces bytes [from, to) of buf (a copy of the URL) with "***". */
+static void mask(char *buf, size_t bufsz, size_t from, size_t to)
+{
+	size_t tail = strlen(buf + to) + 1;
+
+	if (from + 3 + tail > bufsz)
+		return;
+	memmove(buf + from + 3, buf + to, tail);
+	memcpy(buf + from, "***", 3);
+}
+
+const char *cli_url_display(const char *url, char *buf, size_t bufsz)
+{
+	char *auth, *end, *at, *colon, *pw;
+
+	if (!is_postgres_url(url))
+		return url;
+	if (snprintf(buf, bufsz, "%s", url) >= (int)bufsz)
+		return "postgres://***";
+	auth = strstr(buf, "://") + 3;
+	end = auth + strcspn(auth, "/?#");
+	at = memchr(auth, '@', (size_t)(end - auth));
+	colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+	if (colon)
+		mask(buf, bufsz, (size_t)(colon + 1 - buf), (size_t)(at - buf));
+	pw = strstr(buf, "password=");
+	if (pw) {
+		pw += strlen("password=");
+		mask(buf, bufsz, (size_t)(pw - buf), (size_t)(pw - buf) + strcspn(pw, "&#"));
+	}
+	return buf;
+}
+
+int cli_open(const struct cli *cli, unsigned flags, wq_db **out)
+{
+	const char *url = cli_db_url(cli, CLI_DEFAULT_DB);
+	wq_error err = {0};
+	wq_rc rc;
+
+	if (!url[0])
+		return cli_errorf(CLI_EXIT_USAGE, "empty database URL in --db");
+	rc = wq_db_open(url, flags, out, &err);
+	if (rc != WQ_OK)
+		return cli_fail(rc, &err);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- strings ---- */
+
+const char *cli_time(int64_t us, char *buf)
+{
+	if (us == 0)
+		return "-";
+	return wq_time_format(us, buf);
+}
+
+const char *cli_attempt_id(int64_t task, int attempt, char *buf, size_t bufsz)
+{
+	if (attempt <= 0)
+		return "-";
+	snprintf(buf, bufsz, "%lld.%d", (long long)task, attempt);
+	return buf;
+}
+
+const char *cli_safe(const char *s, char *buf, size_t bufsz)
+{
+	size_t i;
+
+	if (!s[0])
+		return "-";
+	snprintf(buf, bufsz, "%s", s);
+	for (i = 0; buf[i]; i++) {
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	}
+	return buf;
+}
+
+/* ------------------------------------------------------------------- JSON ---- */
+
+/* A JSON string; bytes that are not valid UTF-8 become '?' rather than failing. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *copy;
+
+	if (j || !(copy = strdup(s)))
+		return j;
+	for (char *p = copy; *p; p++) {
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	}
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+static json_t *jstr_or_null(const char *s)
+{
+	return s[0] ? jstr(s) : json_null();
+}
+
+static json_t *jtime(int64_t us)
+{
+	char buf[WQ_TIME_BUFSZ];
+
+	return us ? json_string(wq_time_format(us, buf)) : json_null();
+}
+
+static json_t *result_json(const wq_task *t)
+{
+	if (!t->has_result)
+		return json_null();
+	return json_pack("{s:I, s:s}", "size", (json_int_t)t->result_size, "sha256",
+			 t->result_sha256);
+}
+
+json_t *cli_task_json(const wq_task *t)
+{
+	char aid[48];
+	const char *state = wq_state_name(t->state);
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (bad)
+		return NULL;
+	bad |= json_object_set_new(o, "id", json_integer(t->id));
+	bad |= json_object_set_new(o, "kind", jstr(t->kind));
+	bad |= json_object_set_new(o, "state", state ? json_string(state) : json_null());
+	bad |= json_object_set_new(o, "tenant", jstr(t->tenant));
+	bad |= json_object_set_new(o, "scope", jstr(t->scope));
+	bad |= json_object_set_new(o, "operation", jstr(t->operation));
+	bad |= json_object_set_new(o, "priority", json_integer(t->priority));
+	bad |= json_object_set_new(o, "payload_version", json_integer(t->payload_version));
+	bad |= json_object_set_new(o, "payload_size", json_integer(t->payload_size));
+	bad |= json_object_set_new(o, "payload_sha256", jstr(t->payload_sha256));
+	bad |= json_object_set_new(o, "attempts", json_integer(t->attempts));
+	bad |= json_object_set_new(o, "max_attempts", json_integer(t->max_attempts));
+	bad |= json_object_set_new(o, "attempt_id",
+				   t->attempts > 0
+					   ? json_string(cli_attempt_id(t->id, t->attempts, aid,
+									sizeof aid))
+					   : json_null());
+	bad |= json_object_set_new(o, "created_at", jtime(t->created_at));
+	bad |= json_object_set_new(o, "updated_at", jtime(t->updated_at));
+	bad |= json_object_set_new(o, "due_at", jtime(t->due_at));
+	bad |= json_object_set_new(o, "started_at", jtime(t->started_at));
+	bad |= json_object_set_new(o, "finished_at", jtime(t->finished_at));
+	bad |= json_object_set_new(o, "instance", jstr_or_null(t->instance));
+	bad |= json_object_set_new(o, "reason", jstr_or_null(t->reason));
+	bad |= json_object_set_new(o, "reason_detail", jstr_or_null(t->reason_detail));
+	bad |= json_object_set_new(o, "outcome", jstr_or_null(t->outcome));
+	bad |= json_object_set_new(o, "cancel_requested", json_boolean(t->cancel_requested));
+	bad |= json_object_set_new(o, "result", result_json(t));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int cli_print_json(json_t *j)
+{
+	int rc;
+
+	if (!j)
+		return cli_errorf(CLI_EXIT_ERROR, "out of memory");
+	rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (rc != 0 || putchar('\n') == EOF)
+		return cli_errorf(CLI_EXIT_ERROR, "cannot write to standard output");
+	return 0;
+}
+
+/* -------------------------------------------------------------- show text ---- */
+
+static void line_str(const char *key, const char *value)
+{
+	char buf[WQ_DETAIL_MAX + 1];
+
+	printf("%-17s %s\n", key, cli_safe(value, buf, sizeof buf));
+}
+
+static void line_int(const char *key, long long value)
+{
+	printf("%-17s %lld\n", key, value);
+}
+
+static void line_time(const char *key, int64_t us)
+{
+	char buf[WQ_TIME_BUFSZ];
+
+	printf("%-17s %s\n", key, cli_time(us, buf));
+}
+
+void cli_print_task(const wq_task *t)
+{
+	const char *state = wq_state_name(t->state);
+	char aid[48];
+
+	line_int("id:", t->id);
+	line_str("kind:", t->kind);
+	line_str("state:", state ? state : "?");
+	line_str("reason:", t->reason);
+	line_str("reason_detail:", t->reason_detail);
+	line_str("outcome:", t->outcome);
+	line_str("tenant:", t->tenant);
+	line_str("scope:", t->scope);
+	line_str("operation:", t->operation);
+	line_int("priority:", t->priority);
+	line_int("payload_version:", t->payload_version);
+	line_int("payload_size:", t->payload_size);
+	line_str("payload_sha256:", t->payload_sha256);
+	line_int("attempts:", t->attempts);
+	line_int("max_attempts:", t->max_attempts);
+	line_str("attempt_id:", t->attempts > 0 ? cli_attempt_id(t->id, t->attempts, aid,
+								 sizeof aid)
+						: "");
+	line_time("created_at:", t->created_at);
+	line_time("updated_at:", t->updated_at);
+	line_time("due_at:", t->due_at);
+	line_time("started_at:", t->started_at);
+	line_time("finished_at:", t->finished_at);
+	line_str("instance:", t->instance);
+	line_str("cancel_requested:", t->cancel_requested ? "yes" : "no");
+	if (t->has_result)
+		printf("%-17s %lld bytes, sha256 %s\n", "result:", (long long)t->result_size,
+		       t->result_sha256);
+	else
+		line_str("result:", "");
+}

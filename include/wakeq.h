@@ -1,0 +1,285 @@
+/*
+ * wakeq.h — the whole public API of libwakeq, a durable background-task engine.
+ *
+ * If it is not in this file it is not published.
+ *
+ * Conventions (they hold for every function below unless its comment says otherwise):
+ *  - Every function returns a wq_rc. WQ_OK (0) is success.
+ *  - The last argument `wq_error *err` is optional (may be NULL). On failure it receives the
+ *    code and a one-line message naming what was wrong. On success it is left untouched.
+ *  - Out-parameters are written only on success.
+ *  - On failure nothing changed in the store ("no partial writes").
+ *  - Every *_free / *_close accepts NULL.
+ *  - Times are microseconds since the Unix epoch, UTC (int64_t). Durations are microseconds.
+ *  - Strings handed in are borrowed for the duration of the call only.
+ */
+#ifndef WAKEQ_H
+#define WAKEQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WQ_VERSION_STRING "0.1.0"
+
+/*
+ * Result codes. The numbers never change (append only). Codes 0..6 equal the exit codes
+ * of the `wakeq` command-line tool; the CLI maps every other code to exit status 1.
+ */
+#define WQ_RC_LIST(X)                                                                  \
+	X(WQ_OK, 0, "ok")                                                              \
+	X(WQ_ERROR, 1, "error")                                                        \
+	X(WQ_EINVAL, 2, "invalid argument")                                            \
+	X(WQ_ECONFLICT, 3, "idempotency conflict")                                     \
+	X(WQ_ENOTFOUND, 4, "not found")                                                \
+	X(WQ_ELIMIT, 5, "limit reached")                                               \
+	X(WQ_ESTATE, 6, "transition not allowed from the current state")               \
+	X(WQ_EBUSY, 7, "store busy (retryable)")                                       \
+	X(WQ_ESTALE, 8, "attempt no longer owns the task")                             \
+	X(WQ_ESCHEMA, 9, "schema version mismatch")                                    \
+	X(WQ_ENOMEM, 10, "out of memory")                                              \
+	X(WQ_EIO, 11, "input/output error")                                            \
+	X(WQ_ESTORE, 12, "storage error")                                              \
+	X(WQ_ECONFIG, 13, "invalid configuration")                                     \
+	X(WQ_ETOOBIG, 14, "too large")
+
+typedef enum {
+#define WQ__RC_ENUM(name, num, text) name = num,
+	WQ_RC_LIST(WQ__RC_ENUM)
+#undef WQ__RC_ENUM
+	WQ__RC_LAST /* never use! */
+} wq_rc;
+
+/* Static text for a code; never NULL. */
+const char *wq_strerror(wq_rc rc);
+
+typedef struct wq_error {
+	wq_rc code;
+	char message[512];
+} wq_error;
+
+/* ------------------------------------------------------------------ states ---- */
+
+typedef enum {
+	WQ_STATE_PENDING = 1,
+	WQ_STATE_RUNNING = 2,
+	WQ_STATE_SUCCEEDED = 3,
+	WQ_STATE_FAILED = 4,
+	WQ_STATE_INTERRUPTED = 5,
+	WQ_STATE_CANCELLED = 6,
+} wq_state;
+
+/* "pending", "running", ...; NULL for a value outside the enum. */
+const char *wq_state_name(wq_state s);
+/* Parses a state name. WQ_EINVAL (listing the valid names) for anything else. */
+wq_rc wq_state_parse(const char *name, wq_state *out, wq_error *err);
+/* 1 for succeeded, failed, cancelled: states that never change again. */
+int wq_state_is_terminal(wq_state s);
+
+/* ------------------------------------------------------------------ time ---- */
+
+/* Current wall-clock time in microseconds since the epoch. */
+int64_t wq_now(void);
+/* "500ms", "30s", "5m", "2h", "1d", and sums such as "1h30m". Rejects negative, empty,
+ * unknown units and overflow with WQ_EINVAL naming the text. */
+wq_rc wq_duration_parse(const char *text, int64_t *out_us, wq_error *err);
+/* RFC 3339 ("2026-11-30T10:00:00Z", "...T10:00:00.250+02:00"). */
+wq_rc wq_time_parse(const char *text, int64_t *out_us, wq_error *err);
+/* Formats as RFC 3339 UTC with milliseconds ("2026-11-30T10:00:00.000Z") into buf
+ * (at least WQ_TIME_BUFSZ bytes). Returns buf. */
+#define WQ_TIME_BUFSZ 32
+char *wq_time_format(int64_t us, char *buf);
+/* Formats a duration the way wq_duration_parse reads it ("1m30s", "250ms"). */
+char *wq_duration_format(int64_t us, char *buf, size_t bufsz);
+
+/* ------------------------------------------------------------------ store ---- */
+
+/* An open store. One handle is used by one thread at a time. */
+typedef struct wq_db wq_db;
+
+enum {
+	/* Create the schema, or migrate it forward, when needed. Without this flag a store
+	 * that is uninitialised or older than this binary is refused with WQ_ESCHEMA. */
+	WQ_OPEN_MIGRATE = 1u << 0,
+};
+
+/*
+ * Opens a store. `url` is a SQLite file path (created when missing and WQ_OPEN_MIGRATE is
+ * given) or a "postgres://" / "postgresql://" URL. A store whose schema is newer than this
+ * binary is always refused with WQ_ESCHEMA and a message naming both versions.
+ * On success *out must be closed with wq_db_close().
+ */
+wq_rc wq_db_open(const char *url, unsigned flags, wq_db **out, wq_error *err);
+void wq_db_close(wq_db *db);
+/* Name of the backend ("sqlite", "postgres"). */
+const char *wq_db_backend(const wq_db *db);
+/* Schema version this binary writes. */
+int wq_schema_version(void);
+
+/* ------------------------------------------------------------------ tasks ---- */
+
+#define WQ_KIND_MAX 64       /* [A-Za-z0-9._-], 1..64 bytes */
+#define WQ_NAME_MAX 128      /* tenant, scope: printable, no control characters */
+#define WQ_KEY_MAX 256       /* operation key */
+#define WQ_REASON_MAX 64
+#define WQ_DETAIL_MAX 256
+#define WQ_SHA256_HEX 65     /* 64 hex digits + NUL */
+#define WQ_PAYLOAD_MAX_DEFAULT (1024 * 1024)
+
+typedef struct wq_enqueue_opts {
+	const char *kind;        /* required */
+	const char *payload;     /* JSON text; NULL means "{}" */
+	size_t payload_len;      /* bytes of payload; 0 with a non-NULL payload means strlen */
+	int payload_version;     /* 0 means 1 */
+	const char *tenant;      /* NULL means "" (the default tenant) */
+	const char *scope;       /* NULL means "" */
+	int priority;            /* -1000..1000, higher runs earlier; see docs/architecture.md */
+	int64_t due_at;          /* 0 means now */
+	int max_attempts;        /* 0 means 3; 1..1000 */
+} wq_enqueue_opts;
+
+typedef struct wq_enqueued {
+	int64_t id;
+	char operation[WQ_KEY_MAX + 1];
+	wq_state state;
+	int replayed; /* 1 when an existing task with the same operation was returned */
+} wq_enqueued;
+
+/* Validates everything (kind, JSON with the error's position, sizes) before writing.
+ * Appends an `accepted` event in the same transaction. */
+wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *opts, wq_enqueued *out, wq_error *err);
+
+/* A snapshot of one task. Safe evidence only: no payload or result body. */
+typedef struct wq_task {
+	int64_t id;
+	char kind[WQ_KIND_MAX + 1];
+	char tenant[WQ_NAME_MAX + 1];
+	char scope[WQ_NAME_MAX + 1];
+	char operation[WQ_KEY_MAX + 1];
+	wq_state state;
+	int priority;
+	int payload_version;
+	int64_t payload_size;
+	char payload_sha256[WQ_SHA256_HEX];
+	int attempts;      /* claims so far; the current/last attempt id is "<id>.<attempts>" */
+	int max_attempts;
+	int64_t created_at, updated_at, due_at;
+	int64_t started_at;  /* of the last attempt; 0 if never */
+	int64_t finished_at; /* 0 unless terminal */
+	char instance[WQ_NAME_MAX + 1]; /* owning worker instance while running, else last */
+	char reason[WQ_REASON_MAX + 1]; /* why interrupted/failed ("worker-lost", "exit-1") */
+	char reason_detail[WQ_DETAIL_MAX + 1];
+	char outcome[WQ_REASON_MAX + 1]; /* "" or "discarded" for succeeded tasks */
+	int cancel_requested;
+	int has_result;
+	int64_t result_size;
+	char result_sha256[WQ_SHA256_HEX];
+} wq_task;
+
+wq_rc wq_task_get(wq_db *db, int64_t id, wq_task *out, wq_error *err);
+
+typedef struct wq_list_filter {
+	wq_state state;   /* 0 = any */
+	const char *kind; /* NULL = any */
+	int limit;        /* 0 = 100 */
+} wq_list_filter;
+
+/* Ordered by id. *out is an array of *n tasks the caller frees with wq_free(). */
+wq_rc wq_task_list(wq_db *db, const wq_list_filter *filter, wq_task **out, size_t *n,
+		   wq_error *err);
+
+/*
+ * Cancels a task. pending → cancelled (conditional: it is never claimed afterwards).
+ * running → a cancel request is recorded; the worker stops the handler and records
+ * `cancelled` only when the handler confirms it stopped before any effect (exit 75 after
+ * the request), otherwise `interrupted`. *out_state (optional) receives the state after
+ * the call. Any other state: WQ_ESTATE naming it.
+ */
+wq_rc wq_task_cancel(wq_db *db, int64_t id, wq_state *out_state, wq_error *err);
+
+typedef enum {
+	WQ_RESOLVE_RETRY = 1,     /* → pending, due now */
+	WQ_RESOLVE_SUCCEEDED = 2,
+	WQ_RESOLVE_FAILED = 3,
+	WQ_RESOLVE_CANCEL = 4,
+} wq_resolution;
+
+/* Decides an interrupted task. `note` (may be NULL) is operator text kept on the
+ * timeline. Any state but interrupted: WQ_ESTATE. */
+wq_rc wq_task_resolve(wq_db *db, int64_t id, wq_resolution decision, const char *note,
+		      wq_error *err);
+
+/* The stored result body of a succeeded task. *body (NUL-terminated for convenience, *len
+ * bytes) is freed by the caller with wq_free(). WQ_ENOTFOUND when there is no result. */
+wq_rc wq_task_result(wq_db *db, int64_t id, char **body, size_t *len, wq_error *err);
+
+/* ------------------------------------------------------------------ timeline ---- */
+
+typedef struct wq_event {
+	int64_t id;
+	int64_t task_id;
+	int64_t at;
+	int attempt;             /* 0 when not about an attempt */
+	char type[32];           /* "accepted", "claimed", "succeeded", "interrupted", ... */
+	char instance[WQ_NAME_MAX + 1];
+	char detail[512];        /* a JSON object of safe evidence (sizes, hashes, reasons) */
+} wq_event;
+
+/* Events of one task in order. *out freed with wq_free(). */
+wq_rc wq_timeline(wq_db *db, int64_t task_id, wq_event **out, size_t *n, wq_error *err);
+
+/* ------------------------------------------------------------------ config ---- */
+
+/* A validated worker configuration (INI). Unknown sections or keys, bad values and
+ * missing commands are WQ_ECONFIG naming the file and line. */
+typedef struct wq_config wq_config;
+
+wq_rc wq_config_load(const char *path, wq_config **out, wq_error *err);
+/* Same, from text in memory (`name` is used in messages). */
+wq_rc wq_config_parse(const char *text, const char *name, wq_config **out, wq_error *err);
+void wq_config_free(wq_config *cfg);
+/* The `db` key of [worker], or NULL. Borrowed from cfg. */
+const char *wq_config_db(const wq_config *cfg);
+
+/* ------------------------------------------------------------------ worker ---- */
+
+typedef struct wq_worker wq_worker;
+
+typedef struct wq_worker_opts {
+	int until_idle;      /* return once nothing is due or running */
+	int handle_signals;  /* install SIGTERM/SIGINT handlers (drain, second signal: skip) */
+	const char *host;    /* NULL: $WAKEQ_HOST, else gethostname() */
+	const char *db_url;  /* handed to handlers as WAKEQ_DB; NULL: none */
+	/* Log sink for operator lines (never payloads). NULL: stderr. */
+	void (*log)(void *ud, const char *level, const char *line);
+	void *log_ud;
+} wq_worker_opts;
+
+/* The worker borrows db and cfg; both must outlive it. */
+wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
+		    wq_worker **out, wq_error *err);
+/* Registers the instance, recovers lost instances, runs the event loop until stopped
+ * (signal, wq_worker_stop, or idle with until_idle), drains, unregisters. */
+wq_rc wq_worker_run(wq_worker *w, wq_error *err);
+/* Asks a running worker to drain and stop; async-signal-safe. A second call skips the
+ * drain wait. */
+void wq_worker_stop(wq_worker *w);
+/* The instance id, valid after wq_worker_run has registered it (else ""). */
+const char *wq_worker_instance(const wq_worker *w);
+void wq_worker_free(wq_worker *w);
+
+/* ------------------------------------------------------------------ misc ---- */
+
+/* Frees memory handed out by libwakeq. */
+void wq_free(void *p);
+
+/* Validates JSON text; on failure WQ_EINVAL with "line L, column C: <what>". */
+wq_rc wq_json_validate(const char *text, size_t len, wq_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WAKEQ_H */

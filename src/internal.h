@@ -1,0 +1,122 @@
+/*
+ * internal.h — what the library's own files share. Not installed. `wq__` prefix.
+ */
+#ifndef WQ_INTERNAL_H
+#define WQ_INTERNAL_H
+
+#include "wakeq.h"
+#include "store/store.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#define WQ__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define WQ__US_PER_MS INT64_C(1000)
+#define WQ__US_PER_S INT64_C(1000000)
+
+/* ---- error.c ---- */
+
+/* Fills err (if non-NULL) with code and a formatted message; returns code. */
+wq_rc wq__err(wq_error *err, wq_rc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Bounded copy that always terminates dst; returns 1 when src did not fit. */
+int wq__strlcpy(char *dst, const char *src, size_t dstsz);
+
+/* ---- db.c ---- */
+
+struct wq_db {
+	const struct wq__store_methods *m;
+	struct wq__store *s;
+};
+
+/* Calls a store method: `WQ__STORE(db, claim, &req, &out, &n, err)`. The single place
+ * the core reaches the backend, so a failpoint can stop the process right before a
+ * chosen store call (see failpoint.c). */
+#define WQ__STORE(db, method, ...) \
+	(wq__failpoint(#method), (db)->m->method((db)->s, __VA_ARGS__))
+
+/* ---- failpoint.c ---- */
+
+/* When $WAKEQ_FAILPOINT equals `name`, the process is killed with SIGKILL right here:
+ * the crash tests' way to stop between two writes without a clean close. */
+void wq__failpoint(const char *name);
+
+/* ---- random.c ---- */
+
+void wq__random_bytes(void *buf, size_t len);
+/* 2*nbytes lowercase hex digits + NUL into out (nbytes <= 64). */
+void wq__random_hex(char *out, size_t nbytes);
+/* Uniform in [0,1). */
+double wq__random_unit(void);
+
+/* ---- json.c ---- */
+
+/* SHA-256 of data as 64 lowercase hex digits + NUL into hex[WQ_SHA256_HEX]. */
+void wq__sha256_hex(const void *data, size_t len, char hex[WQ_SHA256_HEX]);
+
+/* ---- state.c ---- */
+
+/* 1 when `from → to` is an allowed transition of SPEC §2. */
+int wq__transition_allowed(wq_state from, wq_state to);
+
+/* ---- backoff.c ---- */
+
+/* Delay before the retry that follows failed attempt `attempt` (1-based):
+ * base * 2^(attempt-1), capped at `max`, with ±25% jitter from `rnd` in [0,1). */
+int64_t wq__backoff(int64_t base, int64_t max, int attempt, double rnd);
+
+/* ---- task.c ---- */
+
+/* WQ_EINVAL unless kind is 1..WQ_KIND_MAX bytes of [A-Za-z0-9._-]. */
+wq_rc wq__check_kind(const char *kind, wq_error *err);
+
+/* ---- priority (task.c) ---- */
+
+/* Each priority point is a head start of this much waiting time: strict priority among
+ * tasks that became due close together, yet a long-waiting low-priority task is never
+ * starved (it overtakes once it has waited longer than the difference). */
+#define WQ__PRIORITY_STEP_US (60 * WQ__US_PER_S)
+#define WQ__PRIORITY_MIN (-1000)
+#define WQ__PRIORITY_MAX 1000
+
+/* ---- config.c ---- */
+
+enum wq__on_interrupt { WQ__ON_INTERRUPT_HOLD = 0, WQ__ON_INTERRUPT_RETRY = 1 };
+
+struct wq__kind_config {
+	char name[WQ_KIND_MAX + 1];
+	char **argv;            /* NULL-terminated; argv[0] is the program */
+	int64_t timeout;        /* runtime limit, µs; 0 = none */
+	int max_attempts;       /* 0 = the task's own value */
+	int64_t retry_backoff;  /* base, µs */
+	int64_t retry_backoff_max;
+	enum wq__on_interrupt on_interrupt;
+	int line;               /* of its section header, for messages */
+};
+
+struct wq_config {
+	char *path;             /* for messages */
+	char *db;               /* [worker] db, or NULL */
+	int concurrency;        /* default 4 */
+	int64_t drain_timeout;  /* default 10s */
+	int64_t heartbeat;      /* default 2s */
+	int64_t lease;          /* instance lease; default 10 * heartbeat, >= 2 * heartbeat */
+	int64_t poll_interval;  /* default 250ms */
+	int64_t kill_grace;     /* SIGTERM → SIGKILL, default 5s */
+	size_t result_max;      /* default 1 MiB */
+	size_t stderr_max;      /* default 64 KiB */
+	struct wq__kind_config *kinds;
+	size_t nkinds;
+};
+
+/* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside
+ * quotes. No shell. On success *argv_out is a NULL-terminated array freed with
+ * wq__argv_free(). */
+wq_rc wq__argv_split(const char *line, char ***argv_out, wq_error *err);
+void wq__argv_free(char **argv);
+
+const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name);
+
+#endif /* WQ_INTERNAL_H */

@@ -1,0 +1,472 @@
+/*
+ * spawn.c — one command handler as a child process (see spawn.h).
+ *
+ * Five libuv handles belong to a spawn: the process, three pipes and one timer. The timer
+ * is reused for each wait in turn (runtime limit → kill grace; after exit: EOF grace).
+ * The spawn is finished only when the child has exited, both output pipes reached EOF
+ * (or were cut) and stdin is closed; then every handle is closed and on_done runs from
+ * the last close callback, so no libuv callback can reach freed memory.
+ */
+#include "spawn.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define WQ__SPAWN_CHUNK 65536
+#define WQ__SPAWN_EXEC_FAIL "setpriv: failed to execute"
+
+struct wq__spawn {
+	struct wq__spawn_opts o; /* argv and env are not retained past start */
+	uv_process_t proc;
+	uv_pipe_t in, out, err;
+	uv_timer_t timer;
+	uv_write_t wreq;
+	int open_handles;
+	int started;   /* uv_spawn succeeded: on_done is owed */
+	int exited, in_closed, out_closed, err_closed;
+	int terminating;
+	int finishing; /* the timer (last handle) is being closed */
+	int pid;
+	size_t out_cap;
+	struct wq__spawn_result res;
+	char rbuf[WQ__SPAWN_CHUNK];
+};
+
+static uint64_t us_to_ms(int64_t us)
+{
+	if (us <= 0)
+		return 0;
+	return (uint64_t)((us + 999) / 1000);
+}
+
+static void deliver(struct wq__spawn *sp)
+{
+	struct wq__spawn_result *r = &sp->res;
+
+	if ((r->exit_status == 126 || r->exit_status == 127) && r->err &&
+	    strncmp(r->err, WQ__SPAWN_EXEC_FAIL, strlen(WQ__SPAWN_EXEC_FAIL)) == 0)
+		r->exec_failed = 1;
+	sp->o.on_done(sp, r, sp->o.ud);
+	free(r->out);
+	free(r->err);
+	free(sp);
+}
+
+static void check_done(struct wq__spawn *sp);
+
+static void on_close(uv_handle_t *h)
+{
+	struct wq__spawn *sp = h->data;
+
+	sp->open_handles--;
+	check_done(sp);
+}
+
+static void close_handle(struct wq__spawn *sp, uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, on_close);
+}
+
+static void check_done(struct wq__spawn *sp)
+{
+	if (!sp->finishing && (!sp->started ||
+			       (sp->exited && sp->in_closed && sp->out_closed && sp->err_closed))) {
+		sp->finishing = 1;
+		uv_timer_stop(&sp->timer);
+		close_handle(sp, (uv_handle_t *)&sp->timer);
+		return;
+	}
+	if (sp->finishing && sp->open_handles == 0) {
+		if (sp->started) {
+			deliver(sp);
+		} else {
+			free(sp);
+		}
+	}
+}
+
+static void close_in(struct wq__spawn *sp)
+{
+	if (sp->in_closed)
+		return;
+	sp->in_closed = 1;
+	close_handle(sp, (uv_handle_t *)&sp->in);
+}
+
+static void close_out(struct wq__spawn *sp, uv_pipe_t *p)
+{
+	int *flag = p == &sp->out ? &sp->out_closed : &sp->err_closed;
+
+	if (*flag)
+		return;
+	*flag = 1;
+	uv_read_stop((uv_stream_t *)p);
+	close_handle(sp, (uv_handle_t *)p);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct wq__spawn *sp = h->data;
+
+	/* One buffer serves both pipes: libuv calls read_cb before the next alloc_cb. */
+	*buf = uv_buf_init(sp->rbuf, sizeof(sp->rbuf));
+}
+
+static void keep_out(struct wq__spawn *sp, const char *data, size_t n)
+{
+	struct wq__spawn_result *r = &sp->res;
+	size_t room = sp->o.result_max > r->out_len ? sp->o.result_max - r->out_len : 0;
+	size_t take = n < room ? n : room;
+
+	r->out_total += n;
+	if (r->out_total > sp->o.result_max)
+		r->out_too_large = 1;
+	if (take == 0)
+		return;
+	if (r->out_len + take + 1 > sp->out_cap) {
+		size_t cap = sp->out_cap ? sp->out_cap : 4096;
+		char *p;
+
+		while (cap < r->out_len + take + 1)
+			cap *= 2;
+		if (cap > sp->o.result_max + 1)
+			cap = sp->o.result_max + 1;
+		p = realloc(r->out, cap);
+		if (!p) {
+			/* Treat as too large rather than lose track of the size. */
+			r->out_too_large = 1;
+			return;
+		}
+		r->out = p;
+		sp->out_cap = cap;
+	}
+	memcpy(r->out + r->out_len, data, take);
+	r->out_len += take;
+	r->out[r->out_len] = '\0';
+}
+
+static void keep_err(struct wq__spawn *sp, const char *data, size_t n)
+{
+	struct wq__spawn_result *r = &sp->res;
+	size_t max = sp->o.stderr_max;
+
+	r->err_total += n;
+	if (max == 0)
+		return;
+	if (!r->err) {
+		r->err = malloc(max + 1);
+		if (!r->err)
+			return;
+		r->err[0] = '\0';
+	}
+	if (n >= max) {
+		memcpy(r->err, data + (n - max), max);
+		r->err_len = max;
+	} else {
+		if (r->err_len + n > max) {
+			size_t drop = r->err_len + n - max;
+
+			memmove(r->err, r->err + drop, r->err_len - drop);
+			r->err_len -= drop;
+		}
+		memcpy(r->err + r->err_len, data, n);
+		r->err_len += n;
+	}
+	r->err[r->err_len] = '\0';
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct wq__spawn *sp = s->data;
+
+	if (nread > 0) {
+		if (s == (uv_stream_t *)&sp->out)
+			keep_out(sp, buf->base, (size_t)nread);
+		else
+			keep_err(sp, buf->base, (size_t)nread);
+		return;
+	}
+	if (nread < 0) { /* UV_EOF or a read error: either way this pipe is done */
+		close_out(sp, (uv_pipe_t *)s);
+		check_done(sp);
+	}
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+	struct wq__spawn *sp = req->data;
+
+	/* A handler that exits without reading all of stdin gives EPIPE: not an error of
+	 * the run; its exit status tells what happened. */
+	close_in(sp);
+	check_done(sp);
+}
+
+static void on_eof_grace(uv_timer_t *t)
+{
+	struct wq__spawn *sp = t->data;
+
+	if (!sp->out_closed || !sp->err_closed)
+		sp->res.output_cut = 1;
+	close_out(sp, &sp->out);
+	close_out(sp, &sp->err);
+	check_done(sp);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
+{
+	struct wq__spawn *sp = p->data;
+
+	sp->exited = 1;
+	sp->pid = 0;
+	sp->res.term_signal = term_signal;
+	sp->res.exit_status = term_signal ? -1 : (int)status;
+	close_handle(sp, (uv_handle_t *)&sp->proc);
+	/* The handler is gone; nothing will read what is left of its stdin (a pending
+	 * write completes with UV_ECANCELED when the pipe closes). */
+	close_in(sp);
+	uv_timer_stop(&sp->timer);
+	if (!sp->out_closed || !sp->err_closed) {
+		int64_t g = sp->o.eof_grace > 0 ? sp->o.eof_grace : sp->o.kill_grace;
+
+		uv_timer_start(&sp->timer, on_eof_grace, us_to_ms(g), 0);
+	}
+	check_done(sp);
+}
+
+static void on_kill_grace(uv_timer_t *t)
+{
+	struct wq__spawn *sp = t->data;
+
+	if (!sp->exited)
+		uv_process_kill(&sp->proc, SIGKILL);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct wq__spawn *sp = t->data;
+
+	if (sp->exited || sp->terminating)
+		return;
+	sp->terminating = 1;
+	sp->res.timed_out = 1;
+	uv_process_kill(&sp->proc, SIGTERM);
+	uv_timer_start(&sp->timer, on_kill_grace, us_to_ms(sp->o.kill_grace), 0);
+	if (sp->o.on_timeout)
+		sp->o.on_timeout(sp, sp->o.ud);
+}
+
+int wq__spawn_pid(const struct wq__spawn *sp)
+{
+	return sp->exited ? 0 : sp->pid;
+}
+
+int wq__spawn_terminate(struct wq__spawn *sp, int64_t grace)
+{
+	if (sp->exited)
+		return 0;
+	if (sp->terminating) {
+		if (uv_timer_get_due_in(&sp->timer) > us_to_ms(grace))
+			uv_timer_start(&sp->timer, on_kill_grace, us_to_ms(grace), 0);
+		return 0;
+	}
+	sp->terminating = 1;
+	sp->res.stop_requested = 1;
+	uv_process_kill(&sp->proc, SIGTERM);
+	uv_timer_start(&sp->timer, on_kill_grace, us_to_ms(grace), 0);
+	return 1;
+}
+
+void wq__spawn_kill(struct wq__spawn *sp)
+{
+	if (sp->exited)
+		return;
+	sp->terminating = 1;
+	sp->res.stop_requested = 1;
+	uv_timer_stop(&sp->timer);
+	uv_process_kill(&sp->proc, SIGKILL);
+}
+
+wq_rc wq__spawn_which(const char *prog, char *buf, size_t bufsz, wq_error *err)
+{
+	const char *path, *p;
+	struct stat st;
+
+	if (!prog || !*prog)
+		return wq__err(err, WQ_ENOTFOUND, "empty program name");
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) != 0)
+			return wq__err(err, WQ_ENOTFOUND, "%s: %s", prog, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return wq__err(err, WQ_ENOTFOUND, "%s: not a regular file", prog);
+		if (access(prog, X_OK) != 0)
+			return wq__err(err, WQ_ENOTFOUND, "%s: %s", prog, strerror(errno));
+		if (wq__strlcpy(buf, prog, bufsz))
+			return wq__err(err, WQ_ENOTFOUND, "%s: path too long", prog);
+		return WQ_OK;
+	}
+	path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t dlen = end ? (size_t)(end - p) : strlen(p);
+		char cand[4096];
+		int n;
+
+		if (dlen == 0)
+			n = snprintf(cand, sizeof(cand), "%s", prog);
+		else
+			n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)dlen, p, prog);
+		if (n > 0 && (size_t)n < sizeof(cand) && stat(cand, &st) == 0 &&
+		    S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			if (wq__strlcpy(buf, cand, bufsz))
+				return wq__err(err, WQ_ENOTFOUND, "%s: path too long", prog);
+			return WQ_OK;
+		}
+		if (!end)
+			break;
+		p = end;
+	}
+	return wq__err(err, WQ_ENOTFOUND, "%s: not found in PATH", prog);
+}
+
+/* The parent's environment with `changes` applied; the strings are borrowed. */
+static char **build_env(const char *const *changes)
+{
+	size_t n = 0, m = 0, k = 0;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	while (changes && changes[m])
+		m++;
+	env = malloc((n + m + 1) * sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = environ[i];
+		size_t len = strcspn(e, "=");
+		int replaced = 0;
+
+		for (size_t j = 0; j < m && !replaced; j++) {
+			size_t clen = strcspn(changes[j], "=");
+
+			replaced = clen == len && memcmp(changes[j], e, len) == 0;
+		}
+		if (!replaced)
+			env[k++] = (char *)e;
+	}
+	for (size_t j = 0; j < m; j++)
+		if (strchr(changes[j], '='))
+			env[k++] = (char *)changes[j];
+	env[k] = NULL;
+	return env;
+}
+
+wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq_error *err)
+{
+	struct wq__spawn *sp;
+	uv_process_options_t po;
+	uv_stdio_container_t stdio[3];
+	char prog[4096];
+	char **args = NULL, **env = NULL;
+	size_t argc = 0;
+	wq_rc rc;
+	int uerr;
+
+	if (!o || !o->loop || !o->setpriv || !o->argv || !o->argv[0] || !o->on_done)
+		return wq__err(err, WQ_EINVAL, "spawn: missing loop, setpriv, argv or on_done");
+	rc = wq__spawn_which(o->argv[0], prog, sizeof(prog), err);
+	if (rc != WQ_OK)
+		return rc;
+
+	while (o->argv[argc])
+		argc++;
+	args = calloc(argc + 5, sizeof(*args));
+	env = build_env(o->env);
+	sp = calloc(1, sizeof(*sp));
+	if (!args || !env || !sp) {
+		free(args);
+		free(env);
+		free(sp);
+		return wq__err(err, WQ_ENOMEM, "spawn %s: out of memory", o->argv[0]);
+	}
+	args[0] = (char *)o->setpriv;
+	args[1] = "--pdeathsig";
+	args[2] = "KILL";
+	args[3] = "--";
+	for (size_t i = 0; i < argc; i++)
+		args[4 + i] = o->argv[i];
+
+	sp->o = *o;
+	sp->o.argv = NULL;
+	sp->o.env = NULL;
+	sp->res.exit_status = -1;
+	sp->proc.data = sp;
+	sp->in.data = sp;
+	sp->out.data = sp;
+	sp->err.data = sp;
+	sp->timer.data = sp;
+	sp->wreq.data = sp;
+
+	uv_pipe_init(o->loop, &sp->in, 0);
+	uv_pipe_init(o->loop, &sp->out, 0);
+	uv_pipe_init(o->loop, &sp->err, 0);
+	uv_timer_init(o->loop, &sp->timer);
+	sp->open_handles = 4;
+
+	memset(&po, 0, sizeof(po));
+	stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+	stdio[0].data.stream = (uv_stream_t *)&sp->in;
+	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	stdio[1].data.stream = (uv_stream_t *)&sp->out;
+	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	stdio[2].data.stream = (uv_stream_t *)&sp->err;
+	po.exit_cb = on_exit_cb;
+	po.file = o->setpriv;
+	po.args = args;
+	po.env = env;
+	po.stdio_count = 3;
+	po.stdio = stdio;
+
+	uerr = uv_spawn(o->loop, &sp->proc, &po);
+	free(args);
+	free(env);
+	sp->open_handles++; /* the process handle must be closed even after a failure */
+	if (uerr != 0) {
+		rc = wq__err(err, WQ_EIO, "%s: %s", o->setpriv, uv_strerror(uerr));
+		sp->in_closed = sp->out_closed = sp->err_closed = 1;
+		close_handle(sp, (uv_handle_t *)&sp->proc);
+		close_handle(sp, (uv_handle_t *)&sp->in);
+		close_handle(sp, (uv_handle_t *)&sp->out);
+		close_handle(sp, (uv_handle_t *)&sp->err);
+		check_done(sp); /* closes the timer; frees sp from the last close callback */
+		return rc;
+	}
+	sp->started = 1;
+	sp->pid = sp->proc.pid;
+
+	uv_read_start((uv_stream_t *)&sp->out, on_alloc, on_read);
+	uv_read_start((uv_stream_t *)&sp->err, on_alloc, on_read);
+	if (o->input_len > 0) {
+		uv_buf_t b = uv_buf_init((char *)o->input, (unsigned int)o->input_len);
+
+		if (uv_write(&sp->wreq, (uv_stream_t *)&sp->in, &b, 1, on_write) != 0)
+			close_in(sp);
+	} else {
+		close_in(sp);
+	}
+	if (o->timeout > 0)
+		uv_timer_start(&sp->timer, on_deadline, us_to_ms(o->timeout), 0);
+	*out = sp;
+	return WQ_OK;
+}

@@ -1,0 +1,91 @@
+/*
+ * spawn.h — runs one command handler as a child process on a libuv loop (SPEC §4).
+ *
+ * The command is run as `setpriv --pdeathsig KILL -- <argv...>` (no shell), so the kernel
+ * kills the handler when the worker thread that spawned it dies: a handler never outlives
+ * a killed worker. setpriv execs the handler in place, so the pid is the handler's.
+ *
+ * Lifecycle: wq__spawn_start() → (wq__spawn_terminate / wq__spawn_kill as needed) →
+ * on_done(), called exactly once, after the child has exited AND its stdout and stderr
+ * reached EOF AND every libuv handle of the spawn is closed. The spawn frees itself right
+ * after on_done returns; the caller must not touch it afterwards.
+ */
+#ifndef WQ_SPAWN_H
+#define WQ_SPAWN_H
+
+#include "wakeq.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct wq__spawn;
+
+/* What one run produced. Valid only inside on_done; `out` may be taken (set to NULL)
+ * by on_done, which then owns it and frees it with free(). */
+struct wq__spawn_result {
+	int exit_status;      /* -1 when killed by a signal */
+	int term_signal;      /* 0 unless killed by a signal */
+	int exec_failed;      /* setpriv could not exec the handler (status 126/127) */
+	int timed_out;        /* the runtime limit fired and the handler was stopped */
+	int stop_requested;   /* wq__spawn_terminate/kill reached a live child */
+	int output_cut;       /* pipes were still open long after exit and were closed */
+	char *out;            /* stdout, at most result_max bytes (NUL-terminated) */
+	size_t out_len;
+	size_t out_total;     /* all stdout bytes seen; > result_max means too large */
+	int out_too_large;
+	char *err;            /* the last stderr_max bytes of stderr (NUL-terminated) */
+	size_t err_len;
+	size_t err_total;
+};
+
+typedef void (*wq__spawn_done_cb)(struct wq__spawn *sp, struct wq__spawn_result *res,
+				  void *ud);
+/* Called when the runtime limit fires, right after SIGTERM was sent. */
+typedef void (*wq__spawn_timeout_cb)(struct wq__spawn *sp, void *ud);
+
+struct wq__spawn_opts {
+	uv_loop_t *loop;
+	const char *setpriv;        /* absolute path of setpriv (wq__spawn_which) */
+	char *const *argv;          /* the handler's argv, NULL-terminated */
+	/* Environment changes on top of the parent's environment: "NAME=value" sets,
+	 * "NAME" (no '=') removes. NULL-terminated; may be NULL. */
+	const char *const *env;
+	const char *input;          /* written to stdin, then stdin is closed; borrowed
+				     * until on_done */
+	size_t input_len;
+	size_t result_max;          /* stdout beyond this is read and discarded */
+	size_t stderr_max;          /* stderr kept (the tail) */
+	int64_t timeout;            /* µs; 0 = none. SIGTERM, then SIGKILL after kill_grace */
+	int64_t kill_grace;         /* µs between SIGTERM and SIGKILL */
+	/* µs to wait for stdout/stderr EOF after the child exited (a grandchild may hold
+	 * them open); then they are closed and output_cut is set. 0 means kill_grace. */
+	int64_t eof_grace;
+	wq__spawn_done_cb on_done;  /* required */
+	wq__spawn_timeout_cb on_timeout; /* optional */
+	void *ud;
+};
+
+/*
+ * Starts the handler. On success *out is the running spawn and on_done will be called
+ * exactly once. On failure (program not found or not executable, uv_spawn error, no
+ * memory) the error names the program and its reason, on_done is never called and
+ * nothing is left running (handles already opened close on the next loop turn).
+ */
+wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq_error *err);
+
+/* The child's pid (0 once it has exited). */
+int wq__spawn_pid(const struct wq__spawn *sp);
+
+/* Sends SIGTERM and SIGKILL `grace` µs later unless the child exits first. Returns 1 when
+ * this call started the stop, 0 when the child had already exited or was already being
+ * stopped (a shorter grace still applies). */
+int wq__spawn_terminate(struct wq__spawn *sp, int64_t grace);
+/* Sends SIGKILL now (no-op once exited). */
+void wq__spawn_kill(struct wq__spawn *sp);
+
+/* Finds `prog` the way execvp would: as is when it contains '/', else in $PATH. Writes an
+ * executable path into buf. WQ_ENOTFOUND with "<prog>: <reason>" when none is found. */
+wq_rc wq__spawn_which(const char *prog, char *buf, size_t bufsz, wq_error *err);
+
+#endif /* WQ_SPAWN_H */

@@ -1,0 +1,226 @@
+/*
+ * store.h — the storage interface: one table of methods per backend (sqlite.c,
+ * postgres.c). The core never sees SQL; it calls the wq__store_* wrappers in store.c,
+ * which is where asserts and failpoints live.
+ *
+ * Rules every backend keeps (the conformance suite in tests/ proves them on each):
+ *  - Each method is one transaction. On any error nothing changed.
+ *  - Every state change is one conditional UPDATE (`... WHERE state = <expected>`) whose
+ *    row count is checked; a row count of 0 changes nothing and is reported.
+ *  - Every state change appends its event(s) to the timeline in the same transaction.
+ *  - Busy / serialization failures are reported as WQ_EBUSY after the backend's own wait
+ *    (busy_timeout) ran out; callers may retry the whole method.
+ *  - Times are int64 microseconds since the epoch, passed in by the caller (`now`), so
+ *    the store never reads a clock of its own and tests can reason about order.
+ *  - Strings in events are safe evidence only: the caller never passes payloads or
+ *    result bodies into `detail`.
+ *  - Out-parameters are written only on success. Arrays handed out are malloc'd; the
+ *    caller frees them with free().
+ */
+/*
+ * Event types appended by the store (type: detail keys). Details are JSON objects.
+ *   accepted          kind, priority, due_at, payload_size, payload_sha256, payload_version,
+ *                     max_attempts
+ *   claimed           attempt_id ("<task>.<n>"), instance
+ *   succeeded         attempt_id, result_size, result_sha256, outcome ("discarded" or absent)
+ *   retry-scheduled   attempt_id, reason, exit_status, retry_at
+ *   failed            attempt_id, reason, reason_detail, exit_status
+ *   interrupted       attempt_id, reason, reason_detail, signal
+ *   cancelled         attempt_id (when it was running) or nothing
+ *   cancel-requested  attempt_id
+ *   resolved          decision ("retry", "succeeded", "failed", "cancel"), by, note
+ *   stale-outcome     attempt_id, instance, outcome the stale attempt wanted to record
+ * The worker adds through event(): `started` (attempt_id, pid) and `stop-requested`.
+ * Every event row also carries task_id, at, attempt and instance columns.
+ */
+#ifndef WQ_STORE_H
+#define WQ_STORE_H
+
+#include "wakeq.h"
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define WQ_SCHEMA_VERSION 1
+
+struct wq__store; /* backend-private connection state */
+
+/* A new task, fully validated by the core (task.c). */
+struct wq__new_task {
+	const char *kind, *tenant, *scope, *operation;
+	const char *payload;
+	size_t payload_len;
+	int payload_version;
+	const char *payload_sha256; /* hex */
+	int priority;
+	int64_t due_at;
+	int64_t order_at; /* due_at minus the priority's head start; claim order key */
+	int max_attempts;
+	int64_t now;
+};
+
+/* One task handed to a worker by claim(). Owned by the caller; free with
+ * wq__claimed_free(). */
+struct wq__claimed {
+	int64_t id;
+	int attempt; /* the fencing token: every transition out of running names it */
+	char kind[WQ_KIND_MAX + 1];
+	char tenant[WQ_NAME_MAX + 1];
+	char scope[WQ_NAME_MAX + 1];
+	char operation[WQ_KEY_MAX + 1];
+	int payload_version;
+	int max_attempts;
+	char *payload; /* malloc'd, NUL-terminated */
+	size_t payload_len;
+};
+
+struct wq__claim_req {
+	const char *instance;     /* the claiming worker instance */
+	const char *const *kinds; /* kinds this worker can run */
+	size_t nkinds;
+	int limit;                /* at most this many tasks */
+	int64_t now;
+};
+
+/* The outcome of one attempt, recorded by finish(). */
+enum wq__finish_kind {
+	WQ__FINISH_SUCCEEDED = 1, /* result stored in the same transaction */
+	WQ__FINISH_RETRY,         /* → pending, due at retry_at */
+	WQ__FINISH_FAILED,        /* → failed */
+	WQ__FINISH_INTERRUPTED,   /* → interrupted (reason says why) */
+	WQ__FINISH_CANCELLED,     /* → cancelled (handler confirmed it stopped) */
+};
+
+struct wq__outcome {
+	int64_t task_id;
+	int attempt;              /* fencing token from claim */
+	const char *instance;     /* fencing: the owning instance */
+	enum wq__finish_kind kind;
+	const char *reason;       /* "exit-1", "killed", "runtime-limit", ... or NULL */
+	const char *reason_detail;/* safe one-line text or NULL */
+	const char *outcome;      /* "discarded" or NULL (succeeded only) */
+	const char *result;       /* succeeded only; may be NULL (no result) */
+	size_t result_len;
+	const char *result_sha256;/* hex, with result */
+	int exit_status;          /* -1 when killed by a signal or not applicable */
+	int signal;               /* 0 unless killed by a signal */
+	int64_t retry_at;         /* WQ__FINISH_RETRY only */
+	int64_t now;
+};
+
+/* A registered worker instance. */
+struct wq__instance {
+	char id[WQ_NAME_MAX + 1];
+	char host[WQ_NAME_MAX + 1];
+	int64_t pid;
+	int64_t proc_start;  /* process start time token (Linux: /proc/PID/stat field 22) */
+	int64_t started_at;
+	int64_t heartbeat_at;
+};
+
+/* Resolution targets for interrupted tasks. */
+struct wq__resolve {
+	int64_t task_id;
+	wq_resolution decision;
+	const char *note;     /* operator text or NULL */
+	const char *by;       /* "operator" or "policy" */
+	int64_t now;
+};
+
+struct wq__store_methods {
+	int version; /* 1: all methods below are valid */
+	const char *name;
+
+	/* Opens a connection. With WQ_OPEN_MIGRATE creates/migrates the schema. Refuses a
+	 * newer schema (WQ_ESCHEMA naming both versions), and without MIGRATE an absent or
+	 * older one. On failure *out is untouched and everything opened is closed. */
+	wq_rc (*open)(const char *url, unsigned flags, struct wq__store **out, wq_error *err);
+	void (*close)(struct wq__store *s);
+
+	/* Inserts a pending task and its `accepted` event. */
+	wq_rc (*enqueue)(struct wq__store *s, const struct wq__new_task *t, int64_t *id_out,
+			 wq_error *err);
+
+	wq_rc (*get)(struct wq__store *s, int64_t id, wq_task *out, wq_error *err);
+	/* Tasks by id ascending; *out malloc'd (may be NULL when *n == 0). */
+	wq_rc (*list)(struct wq__store *s, const wq_list_filter *f, wq_task **out, size_t *n,
+		      wq_error *err);
+	wq_rc (*result)(struct wq__store *s, int64_t id, char **body, size_t *len,
+			wq_error *err);
+	wq_rc (*events)(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
+			wq_error *err);
+
+	/* Batch claim: up to req->limit due pending tasks of req->kinds, ordered by
+	 * (order_at, id), each moved pending → running with attempt+1 and instance set by
+	 * one conditional UPDATE (`AND state='pending' AND due_at <= now`). Appends a
+	 * `claimed` event per task (attempt id, instance) and an attempts row. *out is a
+	 * malloc'd array of *n (0 is fine). */
+	wq_rc (*claim)(struct wq__store *s, const struct wq__claim_req *req,
+		       struct wq__claimed **out, size_t *n, wq_error *err);
+
+	/* Records the outcome of one attempt, conditional on state='running' AND
+	 * attempt=o->attempt AND instance=o->instance. When that finds no row the task
+	 * moved on: nothing changes except a `stale-outcome` event, and WQ_ESTALE is
+	 * returned. */
+	wq_rc (*finish)(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
+
+	/* pending → cancelled (event `cancelled`), or on running sets cancel_requested
+	 * (event `cancel-requested`). *state_out receives the state after the call.
+	 * WQ_ENOTFOUND / WQ_ESTATE (message names the current state). */
+	wq_rc (*cancel)(struct wq__store *s, int64_t id, int64_t now, wq_state *state_out,
+			wq_error *err);
+
+	/* interrupted → decision (event `resolved` with decision, by, note). Retry sets
+	 * due_at = now. WQ_ENOTFOUND / WQ_ESTATE. */
+	wq_rc (*resolve)(struct wq__store *s, const struct wq__resolve *r, wq_error *err);
+
+	/* Appends one event that changes no state (e.g. `started` with the handler's pid,
+	 * `log` lines about an attempt). `detail` is a JSON object text of safe evidence or
+	 * NULL for "{}". */
+	wq_rc (*event)(struct wq__store *s, int64_t task_id, int attempt, const char *type,
+		       const char *instance, const char *detail, int64_t now, wq_error *err);
+
+	/* Ids of running tasks of `instance` with cancel_requested set. */
+	wq_rc (*cancel_requests)(struct wq__store *s, const char *instance, int64_t **ids,
+				 size_t *n, wq_error *err);
+
+	/* Interrupted tasks of `kind` (for on_interrupt=retry), at most `limit`. */
+	wq_rc (*interrupted_of_kind)(struct wq__store *s, const char *kind, int limit,
+				     int64_t **ids, size_t *n, wq_error *err);
+
+	/* Due time of the earliest pending task of these kinds, or 0 when none; and whether
+	 * any task is running (any instance). Used by --until-idle and the poll timer. */
+	wq_rc (*next_due)(struct wq__store *s, const char *const *kinds, size_t nkinds,
+			  int64_t *due_out, int *running_out, wq_error *err);
+
+	/* Worker instances. register inserts (id is unique). heartbeat sets heartbeat_at
+	 * for a registered instance: WQ_ENOTFOUND when the row is gone (the instance was
+	 * declared lost: it must not record outcomes any more, and fencing makes sure it
+	 * cannot). unregister deletes the row (clean stop; it owns no running task). */
+	wq_rc (*instance_register)(struct wq__store *s, const struct wq__instance *in,
+				   wq_error *err);
+	wq_rc (*instance_heartbeat)(struct wq__store *s, const char *id, int64_t now,
+				    wq_error *err);
+	wq_rc (*instance_unregister)(struct wq__store *s, const char *id, wq_error *err);
+	wq_rc (*instance_list)(struct wq__store *s, struct wq__instance **out, size_t *n,
+			       wq_error *err);
+	/* Declares an instance lost: deletes its row only if heartbeat_at still equals
+	 * `seen_heartbeat` (so an instance that heartbeats meanwhile is left alone), and in
+	 * the same transaction moves each of its running tasks to interrupted with
+	 * `reason` (event `interrupted`). *count receives the number of tasks interrupted;
+	 * when the conditional delete finds nothing, *count is 0 and nothing changed. */
+	wq_rc (*instance_reap)(struct wq__store *s, const char *id, int64_t seen_heartbeat,
+			       const char *reason, int64_t now, int *count, wq_error *err);
+	/* Running tasks that name no registered instance (e.g. the row was deleted by a
+	 * crash in between): interrupted with `reason`. */
+	wq_rc (*reap_orphans)(struct wq__store *s, const char *reason, int64_t now, int *count,
+			      wq_error *err);
+};
+
+/* The backends compiled in. */
+extern const struct wq__store_methods wq__sqlite_methods;
+#ifdef WQ_HAVE_POSTGRES
+extern const struct wq__store_methods wq__postgres_methods;
+#endif
+
+#endif /* WQ_STORE_H */

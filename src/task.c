@@ -1,0 +1,188 @@
+/* task.c — the public task API: validation in front of the store's transitions.
+ *
+ * Everything a caller hands in is checked here, before the store is touched, so a bad
+ * input changes nothing. The store then does each transition as one conditional UPDATE. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <string.h>
+
+wq_rc wq__check_kind(const char *kind, wq_error *err)
+{
+	size_t n = kind ? strlen(kind) : 0;
+
+	if (n == 0)
+		return wq__err(err, WQ_EINVAL, "a task needs a kind");
+	if (n > WQ_KIND_MAX)
+		return wq__err(err, WQ_EINVAL, "kind is %zu bytes; at most %d are allowed", n,
+			       WQ_KIND_MAX);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)kind[i];
+		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
+			return wq__err(err, WQ_EINVAL,
+				       "invalid kind '%s': only letters, digits, '.', '_' and '-'",
+				       kind);
+	}
+	return WQ_OK;
+}
+
+static wq_rc check_name(const char *what, const char *v, wq_error *err)
+{
+	size_t n = strlen(v);
+
+	if (n > WQ_NAME_MAX)
+		return wq__err(err, WQ_EINVAL, "%s is %zu bytes; at most %d are allowed", what, n,
+			       WQ_NAME_MAX);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return wq__err(err, WQ_EINVAL, "%s contains a control character", what);
+	return WQ_OK;
+}
+
+static wq_rc check_enqueue(const wq_enqueue_opts *o, size_t payload_len, wq_error *err)
+{
+	wq_rc rc;
+
+	if ((rc = wq__check_kind(o->kind, err)) != WQ_OK)
+		return rc;
+	if (o->tenant && (rc = check_name("tenant", o->tenant, err)) != WQ_OK)
+		return rc;
+	if (o->scope && (rc = check_name("scope", o->scope, err)) != WQ_OK)
+		return rc;
+	if (o->priority < WQ__PRIORITY_MIN || o->priority > WQ__PRIORITY_MAX)
+		return wq__err(err, WQ_EINVAL, "priority %d is outside %d..%d", o->priority,
+			       WQ__PRIORITY_MIN, WQ__PRIORITY_MAX);
+	if (o->max_attempts < 0 || o->max_attempts > 1000)
+		return wq__err(err, WQ_EINVAL, "max attempts %d is outside 1..1000",
+			       o->max_attempts);
+	if (o->payload_version < 0)
+		return wq__err(err, WQ_EINVAL, "payload version %d is negative",
+			       o->payload_version);
+	if (o->due_at < 0)
+		return wq__err(err, WQ_EINVAL, "due time is before 1970");
+	if (payload_len > WQ_PAYLOAD_MAX_DEFAULT)
+		return wq__err(err, WQ_EINVAL, "payload is %zu bytes; the limit is %d",
+			       payload_len, WQ_PAYLOAD_MAX_DEFAULT);
+	return WQ_OK;
+}
+
+wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error *err)
+{
+	const char *payload = o && o->payload ? o->payload : "{}";
+	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
+	char sha[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
+	struct wq__new_task t;
+	int64_t id;
+	wq_rc rc;
+
+	if (!db || !o)
+		return wq__err(err, WQ_EINVAL, "wq_enqueue needs a store and options");
+	if ((rc = check_enqueue(o, len, err)) != WQ_OK)
+		return rc;
+	if ((rc = wq_json_validate(payload, len, err)) != WQ_OK)
+		return rc;
+
+	wq__sha256_hex(payload, len, sha);
+	wq__random_hex(op + 3, 16);
+	memset(&t, 0, sizeof t);
+	t.kind = o->kind;
+	t.tenant = o->tenant ? o->tenant : "";
+	t.scope = o->scope ? o->scope : "";
+	t.operation = op;
+	t.payload = payload;
+	t.payload_len = len;
+	t.payload_version = o->payload_version ? o->payload_version : 1;
+	t.payload_sha256 = sha;
+	t.priority = o->priority;
+	t.now = wq_now();
+	t.due_at = o->due_at ? o->due_at : t.now;
+	t.order_at = t.due_at - (int64_t)o->priority * WQ__PRIORITY_STEP_US;
+	t.max_attempts = o->max_attempts ? o->max_attempts : 3;
+
+	rc = WQ__STORE(db, enqueue, &t, &id, err);
+	if (rc != WQ_OK)
+		return rc;
+	if (out) {
+		out->id = id;
+		wq__strlcpy(out->operation, op, sizeof out->operation);
+		out->state = WQ_STATE_PENDING;
+		out->replayed = 0;
+	}
+	return WQ_OK;
+}
+
+static wq_rc check_id(int64_t id, wq_error *err)
+{
+	if (id <= 0)
+		return wq__err(err, WQ_EINVAL, "invalid task id %lld", (long long)id);
+	return WQ_OK;
+}
+
+wq_rc wq_task_get(wq_db *db, int64_t id, wq_task *out, wq_error *err)
+{
+	wq_rc rc = check_id(id, err);
+	return rc != WQ_OK ? rc : WQ__STORE(db, get, id, out, err);
+}
+
+wq_rc wq_task_list(wq_db *db, const wq_list_filter *filter, wq_task **out, size_t *n,
+		   wq_error *err)
+{
+	wq_list_filter f = {0};
+
+	if (filter)
+		f = *filter;
+	if (f.state && !wq_state_name(f.state))
+		return wq__err(err, WQ_EINVAL, "invalid state filter %d", (int)f.state);
+	if (f.limit < 0)
+		return wq__err(err, WQ_EINVAL, "invalid limit %d", f.limit);
+	if (f.limit == 0)
+		f.limit = 100;
+	return WQ__STORE(db, list, &f, out, n, err);
+}
+
+wq_rc wq_task_cancel(wq_db *db, int64_t id, wq_state *out_state, wq_error *err)
+{
+	wq_state st = 0;
+	wq_rc rc = check_id(id, err);
+
+	if (rc == WQ_OK)
+		rc = WQ__STORE(db, cancel, id, wq_now(), &st, err);
+	if (rc == WQ_OK && out_state)
+		*out_state = st;
+	return rc;
+}
+
+wq_rc wq_task_resolve(wq_db *db, int64_t id, wq_resolution decision, const char *note,
+		      wq_error *err)
+{
+	struct wq__resolve r;
+	wq_rc rc = check_id(id, err);
+
+	if (rc != WQ_OK)
+		return rc;
+	if (decision < WQ_RESOLVE_RETRY || decision > WQ_RESOLVE_CANCEL)
+		return wq__err(err, WQ_EINVAL, "invalid resolution %d", (int)decision);
+	if (note && strlen(note) > 1000)
+		return wq__err(err, WQ_EINVAL, "note is %zu bytes; at most 1000 are allowed",
+			       strlen(note));
+	r.task_id = id;
+	r.decision = decision;
+	r.note = note;
+	r.by = "operator";
+	r.now = wq_now();
+	return WQ__STORE(db, resolve, &r, err);
+}
+
+wq_rc wq_task_result(wq_db *db, int64_t id, char **body, size_t *len, wq_error *err)
+{
+	wq_rc rc = check_id(id, err);
+	return rc != WQ_OK ? rc : WQ__STORE(db, result, id, body, len, err);
+}
+
+wq_rc wq_timeline(wq_db *db, int64_t task_id, wq_event **out, size_t *n, wq_error *err)
+{
+	wq_task t;
+	wq_rc rc = wq_task_get(db, task_id, &t, err); /* unknown id: WQ_ENOTFOUND */
+
+	return rc != WQ_OK ? rc : WQ__STORE(db, events, task_id, out, n, err);
+}

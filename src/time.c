@@ -1,0 +1,207 @@
+/* time.c — the clock, durations ("1h30m") and RFC 3339 times, all in microseconds. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int64_t wq_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * WQ__US_PER_S + ts.tv_nsec / 1000;
+}
+
+struct unit {
+	const char *name;
+	int64_t us;
+};
+
+/* Longest names first so "ms" is not read as "m" followed by garbage. */
+static const struct unit units[] = {
+	{"ms", WQ__US_PER_MS},	     {"us", 1},
+	{"s", WQ__US_PER_S},	     {"m", 60 * WQ__US_PER_S},
+	{"h", 3600 * WQ__US_PER_S}, {"d", 86400 * WQ__US_PER_S},
+};
+
+static const struct unit *unit_at(const char *p, size_t *len)
+{
+	for (size_t i = 0; i < WQ__ARRAY_LEN(units); i++) {
+		size_t n = strlen(units[i].name);
+		if (strncmp(p, units[i].name, n) == 0 && !isalpha((unsigned char)p[n])) {
+			*len = n;
+			return &units[i];
+		}
+	}
+	return NULL;
+}
+
+wq_rc wq_duration_parse(const char *text, int64_t *out_us, wq_error *err)
+{
+	const char *p = text;
+	int64_t total = 0;
+
+	if (!text || !*text)
+		return wq__err(err, WQ_EINVAL, "empty duration (expected e.g. 500ms, 30s, 5m, 2h, 1d)");
+	if (strcmp(text, "0") == 0) {
+		*out_us = 0;
+		return WQ_OK;
+	}
+	while (*p) {
+		int64_t n = 0;
+		size_t ulen;
+		const struct unit *u;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		while (isdigit((unsigned char)*p)) {
+			if (n > (INT64_MAX - 9) / 10)
+				goto overflow;
+			n = n * 10 + (*p++ - '0');
+		}
+		u = unit_at(p, &ulen);
+		if (!u)
+			goto bad;
+		p += ulen;
+		if (n > INT64_MAX / u->us || total > INT64_MAX - n * u->us)
+			goto overflow;
+		total += n * u->us;
+	}
+	*out_us = total;
+	return WQ_OK;
+bad:
+	return wq__err(err, WQ_EINVAL,
+		       "invalid duration '%s' (expected a number and a unit: ms, s, m, h or d, "
+		       "e.g. 500ms, 30s, 1h30m)",
+		       text);
+overflow:
+	return wq__err(err, WQ_EINVAL, "duration '%s' is too large", text);
+}
+
+char *wq_duration_format(int64_t us, char *buf, size_t bufsz)
+{
+	static const struct unit desc[] = {
+		{"d", 86400 * WQ__US_PER_S}, {"h", 3600 * WQ__US_PER_S}, {"m", 60 * WQ__US_PER_S},
+		{"s", WQ__US_PER_S},	     {"ms", WQ__US_PER_MS},	  {"us", 1},
+	};
+	size_t off = 0;
+
+	if (bufsz == 0)
+		return buf;
+	snprintf(buf, bufsz, "0s");
+	for (size_t i = 0; i < WQ__ARRAY_LEN(desc) && us > 0; i++) {
+		if (us < desc[i].us)
+			continue;
+		int w = snprintf(buf + off, bufsz - off, "%lld%s", (long long)(us / desc[i].us),
+				 desc[i].name);
+		if (w < 0 || (size_t)w >= bufsz - off)
+			break;
+		off += (size_t)w;
+		us %= desc[i].us;
+	}
+	return buf;
+}
+
+/* Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	const int64_t era = (y >= 0 ? y : y - 399) / 400;
+	const unsigned yoe = (unsigned)(y - era * 400);
+	const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int days_in_month(int y, int m)
+{
+	static const int dim[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return m == 2 && leap ? 29 : dim[m - 1];
+}
+
+static int digits(const char **p, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)(*p)[i]))
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **p, const char *set)
+{
+	if (!**p || !strchr(set, **p))
+		return -1;
+	(*p)++;
+	return 0;
+}
+
+wq_rc wq_time_parse(const char *text, int64_t *out_us, wq_error *err)
+{
+	const char *p = text;
+	int y, mo, d, h, mi, s, oh = 0, om = 0, sign = 1;
+	int64_t frac = 0;
+
+	if (!text)
+		goto bad;
+	if (digits(&p, 4, &y) || expect(&p, "-") || digits(&p, 2, &mo) || expect(&p, "-") ||
+	    digits(&p, 2, &d) || expect(&p, "Tt ") || digits(&p, 2, &h) || expect(&p, ":") ||
+	    digits(&p, 2, &mi) || expect(&p, ":") || digits(&p, 2, &s))
+		goto bad;
+	if (*p == '.') {
+		int64_t scale = WQ__US_PER_S;
+		p++;
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		while (isdigit((unsigned char)*p)) {
+			scale /= 10;
+			frac += (*p++ - '0') * scale; /* digits past microseconds add 0 */
+		}
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		sign = *p++ == '-' ? -1 : 1;
+		if (digits(&p, 2, &oh) || expect(&p, ":") || digits(&p, 2, &om) || oh > 23 || om > 59)
+			goto bad;
+	} else {
+		goto bad;
+	}
+	if (*p || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
+	    s > 60)
+		goto bad;
+	if (s == 60)
+		s = 59; /* a leap second reads as the second before it */
+	int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
+		       mi * 60 + s - sign * (oh * 3600 + om * 60);
+	*out_us = secs * WQ__US_PER_S + frac;
+	return WQ_OK;
+bad:
+	return wq__err(err, WQ_EINVAL,
+		       "invalid time '%s' (expected RFC 3339, e.g. 2026-11-30T10:00:00Z)",
+		       text ? text : "");
+}
+
+char *wq_time_format(int64_t us, char *buf)
+{
+	int64_t secs = us / WQ__US_PER_S, rem = us % WQ__US_PER_S;
+	struct tm tm;
+	time_t t;
+
+	if (rem < 0) {
+		rem += WQ__US_PER_S;
+		secs -= 1;
+	}
+	t = (time_t)secs;
+	gmtime_r(&t, &tm);
+	size_t n = strftime(buf, WQ_TIME_BUFSZ - 6, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, WQ_TIME_BUFSZ - n, ".%03uZ", (unsigned)(rem / WQ__US_PER_MS) % 1000u);
+	return buf;
+}
