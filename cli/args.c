@@ -20,14 +20,14 @@ static const struct cli_opt *find_opt(const struct cli_opt *opts, const char *na
 static int take_option(struct cli *cli, int argc, char **argv, int *i,
 		       const struct cli_opt *opts)
 {
-	const struct cli_opt db = {"--db", &cli->db_opt, NULL};
+	const struct cli_opt common[] = {{"--db", &cli->db_opt, NULL}, {NULL, NULL, NULL}};
 	const char *arg = argv[*i];
 	const char *eq = strchr(arg, '=');
 	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
 	const struct cli_opt *o = find_opt(opts, arg, len);
 
-	if (!o && find_opt(&db, arg, len) == &db)
-		o = &db;
+	if (!o)
+		o = find_opt(common, arg, len);
 	if (!o)
 		return cli_errorf(CLI_EXIT_USAGE, "unknown option '%.*s' for %s (see 'wakeq help')",
 				  (int)len, arg, argv[0]);
@@ -118,7 +118,7 @@ int cli_parse_ll(const char *what, const char *text, long long min, long long ma
 
 int cli_parse_int(const char *what, const char *text, int min, int max, int *out)
 {
-	long long v;
+	long long v = 0;
 	int ex = cli_parse_ll(what, text, min, max, &v);
 
 	if (ex)

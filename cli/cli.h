@@ -76,7 +76,7 @@ int cli_fail(wq_rc rc, const wq_error *err);
 /* Same with a context prefix: "wakeq: <ctx>: <message>". */
 int cli_fail_ctx(wq_rc rc, const wq_error *err, const char *ctx);
 /* For a bad argument the library rejected (a time, a duration, a state, JSON, a config):
- * "wakeq: <ctx>: <message>", exit status 2 (1 when out of memory). */
+ * "wakeq: <ctx>: <message>" (ctx may be NULL), exit status 2 (1 when out of memory). */
 int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx);
 /* wq_rc → exit status: codes 0..6 are the statuses themselves, everything else 1. */
 int cli_exit_code(wq_rc rc);
@@ -90,6 +90,8 @@ const char *cli_db_url(const struct cli *cli, const char *fallback);
 const char *cli_url_display(const char *url, char *buf, size_t bufsz);
 /* Opens cli_db_url(cli, CLI_DEFAULT_DB) with `flags`. */
 int cli_open(const struct cli *cli, unsigned flags, wq_db **out);
+/* Opens `url` with `flags`. */
+int cli_open_url(const char *url, unsigned flags, wq_db **out);
 
 /* RFC 3339 time into buf (WQ_TIME_BUFSZ bytes), or "-" for 0 (absent). */
 const char *cli_time(int64_t us, char *buf);
@@ -98,6 +100,8 @@ const char *cli_attempt_id(int64_t task, int attempt, char *buf, size_t bufsz);
 /* `s` with control characters replaced by '?', or "-" when empty: safe for a terminal. */
 const char *cli_safe(const char *s, char *buf, size_t bufsz);
 
+/* A JSON string; bytes that are not valid UTF-8 become '?' rather than failing. */
+json_t *cli_json_str(const char *s);
 /* A task as a JSON object (the fields of wq_task); NULL when out of memory. */
 json_t *cli_task_json(const wq_task *t);
 /* Prints `j` (stolen) on stdout followed by a newline. NULL means out of memory. */

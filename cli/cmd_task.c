@@ -119,7 +119,6 @@ static int load_payload(const char *arg, struct payload *pl)
 
 static int check_payload(const struct payload *pl)
 {
-	char ctx[400];
 	wq_error err = {0};
 	wq_rc rc;
 
@@ -128,8 +127,7 @@ static int check_payload(const struct payload *pl)
 	rc = wq_json_validate(pl->text, pl->len, &err);
 	if (rc == WQ_OK)
 		return 0;
-	snprintf(ctx, sizeof ctx, "invalid JSON in %s", pl->source);
-	return cli_fail_usage(rc, &err, ctx);
+	return cli_fail_usage(rc, &err, pl->source);
 }
 
 /* The documented rule of wakeq.h: [A-Za-z0-9._-], 1..WQ_KIND_MAX bytes. */
@@ -186,39 +184,59 @@ static int print_enqueued(const wq_enqueued *e, int json)
 					e->replayed));
 }
 
+/* The option values of enqueue, as given. */
+struct enqueue_args {
+	const char *payload, *version, *priority, *max_attempts, *at, *in;
+	int json;
+};
+
+/* Validates everything but the payload into o; nothing is opened yet. */
+static int enqueue_opts(const char *kind, const struct enqueue_args *a, wq_enqueue_opts *o)
+{
+	int ex;
+
+	o->kind = kind;
+	if ((ex = check_kind(kind)))
+		return ex;
+	if (a->version &&
+	    (ex = cli_parse_int("--payload-version", a->version, 1, 1000000, &o->payload_version)))
+		return ex;
+	if (a->priority && (ex = cli_parse_int("--priority", a->priority, -1000, 1000, &o->priority)))
+		return ex;
+	if (a->max_attempts &&
+	    (ex = cli_parse_int("--max-attempts", a->max_attempts, 1, 1000, &o->max_attempts)))
+		return ex;
+	return due_time(a->at, a->in, &o->due_at);
+}
+
 int cmd_enqueue(struct cli *cli, int argc, char **argv)
 {
-	const char *payload = NULL, *version = NULL, *priority = NULL, *max = NULL;
-	const char *at = NULL, *in = NULL, *pos[1];
-	int json = 0, npos, ex;
+	struct enqueue_args a = {0};
 	wq_enqueue_opts o = {0};
 	const struct cli_opt opts[] = {
-		{"--payload", &payload, NULL}, {"--payload-version", &version, NULL},
-		{"--tenant", &o.tenant, NULL}, {"--scope", &o.scope, NULL},
-		{"--priority", &priority, NULL}, {"--at", &at, NULL},
-		{"--in", &in, NULL},           {"--max-attempts", &max, NULL},
-		{"--json", NULL, &json},       {NULL, NULL, NULL},
+		{"--payload", &a.payload, NULL},   {"--payload-version", &a.version, NULL},
+		{"--tenant", &o.tenant, NULL},     {"--scope", &o.scope, NULL},
+		{"--priority", &a.priority, NULL}, {"--at", &a.at, NULL},
+		{"--in", &a.in, NULL},             {"--max-attempts", &a.max_attempts, NULL},
+		{"--json", NULL, &a.json},         {NULL, NULL, NULL},
 	};
 	struct payload pl = {0};
+	const char *pos[1];
 	wq_enqueued out;
 	wq_error err = {0};
 	wq_db *db = NULL;
+	int npos, ex;
 	wq_rc rc;
 
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
-	    (ex = cli_want_args("enqueue", npos, 1, "KIND")) || (ex = check_kind(pos[0])) ||
-	    (version && (ex = cli_parse_int("--payload-version", version, 1, 1000000,
-					    &o.payload_version))) ||
-	    (priority && (ex = cli_parse_int("--priority", priority, -1000, 1000, &o.priority))) ||
-	    (max && (ex = cli_parse_int("--max-attempts", max, 1, 1000, &o.max_attempts))) ||
-	    (ex = due_time(at, in, &o.due_at)) || (ex = load_payload(payload, &pl)) ||
+	    (ex = cli_want_args("enqueue", npos, 1, "KIND")) ||
+	    (ex = enqueue_opts(pos[0], &a, &o)) || (ex = load_payload(a.payload, &pl)) ||
 	    (ex = check_payload(&pl)) || (ex = cli_open(cli, 0, &db)))
 		goto cleanup;
-	o.kind = pos[0];
 	o.payload = pl.text;
 	o.payload_len = pl.len;
 	rc = wq_enqueue(db, &o, &out, &err);
-	ex = rc == WQ_OK ? print_enqueued(&out, json) : cli_fail(rc, &err);
+	ex = rc == WQ_OK ? print_enqueued(&out, a.json) : cli_fail(rc, &err);
 cleanup:
 	wq_db_close(db);
 	free(pl.owned);

@@ -99,6 +99,8 @@ int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx)
 {
 	int code = rc == WQ_ENOMEM ? CLI_EXIT_ERROR : CLI_EXIT_USAGE;
 
+	if (!ctx)
+		return cli_errorf(code, "%s", rc_message(rc, err));
 	return cli_errorf(code, "%s: %s", ctx, rc_message(rc, err));
 }
 
@@ -155,12 +157,16 @@ const char *cli_url_display(const char *url, char *buf, size_t bufsz)
 
 int cli_open(const struct cli *cli, unsigned flags, wq_db **out)
 {
-	const char *url = cli_db_url(cli, CLI_DEFAULT_DB);
+	return cli_open_url(cli_db_url(cli, CLI_DEFAULT_DB), flags, out);
+}
+
+int cli_open_url(const char *url, unsigned flags, wq_db **out)
+{
 	wq_error err = {0};
 	wq_rc rc;
 
 	if (!url[0])
-		return cli_errorf(CLI_EXIT_USAGE, "empty database URL in --db");
+		return cli_errorf(CLI_EXIT_USAGE, "empty database URL");
 	rc = wq_db_open(url, flags, out, &err);
 	if (rc != WQ_OK)
 		return cli_fail(rc, &err);
@@ -200,8 +206,7 @@ const char *cli_safe(const char *s, char *buf, size_t bufsz)
 
 /* ------------------------------------------------------------------- JSON ---- */
 
-/* A JSON string; bytes that are not valid UTF-8 become '?' rather than failing. */
-static json_t *jstr(const char *s)
+json_t *cli_json_str(const char *s)
 {
 	json_t *j = json_string(s);
 	char *copy;
@@ -219,7 +224,7 @@ static json_t *jstr(const char *s)
 
 static json_t *jstr_or_null(const char *s)
 {
-	return s[0] ? jstr(s) : json_null();
+	return s[0] ? cli_json_str(s) : json_null();
 }
 
 static json_t *jtime(int64_t us)
@@ -247,15 +252,15 @@ json_t *cli_task_json(const wq_task *t)
 	if (bad)
 		return NULL;
 	bad |= json_object_set_new(o, "id", json_integer(t->id));
-	bad |= json_object_set_new(o, "kind", jstr(t->kind));
+	bad |= json_object_set_new(o, "kind", cli_json_str(t->kind));
 	bad |= json_object_set_new(o, "state", state ? json_string(state) : json_null());
-	bad |= json_object_set_new(o, "tenant", jstr(t->tenant));
-	bad |= json_object_set_new(o, "scope", jstr(t->scope));
-	bad |= json_object_set_new(o, "operation", jstr(t->operation));
+	bad |= json_object_set_new(o, "tenant", cli_json_str(t->tenant));
+	bad |= json_object_set_new(o, "scope", cli_json_str(t->scope));
+	bad |= json_object_set_new(o, "operation", cli_json_str(t->operation));
 	bad |= json_object_set_new(o, "priority", json_integer(t->priority));
 	bad |= json_object_set_new(o, "payload_version", json_integer(t->payload_version));
 	bad |= json_object_set_new(o, "payload_size", json_integer(t->payload_size));
-	bad |= json_object_set_new(o, "payload_sha256", jstr(t->payload_sha256));
+	bad |= json_object_set_new(o, "payload_sha256", cli_json_str(t->payload_sha256));
 	bad |= json_object_set_new(o, "attempts", json_integer(t->attempts));
 	bad |= json_object_set_new(o, "max_attempts", json_integer(t->max_attempts));
 	bad |= json_object_set_new(o, "attempt_id",

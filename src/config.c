@@ -145,7 +145,7 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 		wq_error e;
 		char **argv = NULL;
 		if (wq__argv_split(v, &argv, &e) != WQ_OK)
-			return fail(p, WQ_ECONFIG, "command: %s%s", e.message, "");
+			return fail(p, WQ_ECONFIG, "command: %.300s%s", e.message, "");
 		if (!argv[0]) {
 			wq__argv_free(argv);
 			return fail(p, WQ_ECONFIG, "command is empty%s%s", "", "");
@@ -188,7 +188,7 @@ static struct wq__kind_config *add_kind(struct parse *p, const char *name)
 	wq_error e;
 
 	if (wq__check_kind(name, &e) != WQ_OK) {
-		fail(p, WQ_ECONFIG, "[kind.%s]: %s", name, e.message);
+		fail(p, WQ_ECONFIG, "[kind.%.64s]: %.300s", name, e.message);
 		return NULL;
 	}
 	if (wq__config_kind(c, name)) {

@@ -59,8 +59,7 @@ struct wq__new_task {
 	int64_t now;
 };
 
-/* One task handed to a worker by claim(). Owned by the caller; free with
- * wq__claimed_free(). */
+/* One task handed to a worker by claim(). The caller owns the array and each payload. */
 struct wq__claimed {
 	int64_t id;
 	int attempt; /* the fencing token: every transition out of running names it */

@@ -1,0 +1,272 @@
+/* cmd_view.c — read-only commands: list, show, timeline. Evidence only, never bodies. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ------------------------------------------------------------------- list ---- */
+
+struct list_widths {
+	int id, kind, state, attempts;
+};
+
+static int width_of(const char *s, int current)
+{
+	int n = (int)strlen(s);
+
+	return n > current ? n : current;
+}
+
+static struct list_widths list_widths(const wq_task *t, size_t n)
+{
+	struct list_widths w = {2, 4, 5, 8};
+	char buf[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *state = wq_state_name(t[i].state);
+
+		snprintf(buf, sizeof buf, "%lld", (long long)t[i].id);
+		w.id = width_of(buf, w.id);
+		w.kind = width_of(t[i].kind, w.kind);
+		w.state = width_of(state ? state : "?", w.state);
+		snprintf(buf, sizeof buf, "%d/%d", t[i].attempts, t[i].max_attempts);
+		w.attempts = width_of(buf, w.attempts);
+	}
+	return w;
+}
+
+static void print_list_table(const wq_task *t, size_t n)
+{
+	struct list_widths w = list_widths(t, n);
+	char due[WQ_TIME_BUFSZ], kind[WQ_KIND_MAX + 1], reason[WQ_REASON_MAX + 1], att[32];
+
+	printf("%*s  %-*s  %-*s  %-*s  %-24s  %s\n", w.id, "ID", w.kind, "KIND", w.state, "STATE",
+	       w.attempts, "ATTEMPTS", "DUE", "REASON");
+	for (size_t i = 0; i < n; i++) {
+		const char *state = wq_state_name(t[i].state);
+
+		snprintf(att, sizeof att, "%d/%d", t[i].attempts, t[i].max_attempts);
+		printf("%*lld  %-*s  %-*s  %-*s  %-24s  %s\n", w.id, (long long)t[i].id, w.kind,
+		       cli_safe(t[i].kind, kind, sizeof kind), w.state, state ? state : "?",
+		       w.attempts, att, cli_time(t[i].due_at, due),
+		       cli_safe(t[i].reason, reason, sizeof reason));
+	}
+}
+
+static int print_list_json(const wq_task *t, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < n; i++) {
+		if (json_array_append_new(arr, cli_task_json(&t[i])) != 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return cli_print_json(arr);
+}
+
+/* Validates the filter options into f before anything is opened. */
+static int list_filter(const char *state, const char *kind, const char *limit,
+		       wq_list_filter *f)
+{
+	wq_error err = {0};
+	wq_rc rc;
+
+	f->kind = kind;
+	if (state) {
+		rc = wq_state_parse(state, &f->state, &err);
+		if (rc != WQ_OK)
+			return cli_fail_usage(rc, &err, "--state");
+	}
+	if (limit)
+		return cli_parse_int("--limit", limit, 1, INT_MAX, &f->limit);
+	return 0;
+}
+
+int cmd_list(struct cli *cli, int argc, char **argv)
+{
+	const char *state = NULL, *kind = NULL, *limit = NULL, *pos[1];
+	int json = 0, npos, ex;
+	const struct cli_opt opts[] = {
+		{"--state", &state, NULL}, {"--kind", &kind, NULL}, {"--limit", &limit, NULL},
+		{"--json", NULL, &json},   {NULL, NULL, NULL},
+	};
+	wq_list_filter f = {0};
+	wq_task *tasks = NULL;
+	wq_error err = {0};
+	wq_db *db = NULL;
+	size_t n = 0;
+	wq_rc rc;
+
+	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)) ||
+	    (ex = list_filter(state, kind, limit, &f)) || (ex = cli_open(cli, 0, &db)))
+		return ex;
+	rc = wq_task_list(db, &f, &tasks, &n, &err);
+	if (rc != WQ_OK)
+		ex = cli_fail(rc, &err);
+	else if (json)
+		ex = print_list_json(tasks, n);
+	else
+		print_list_table(tasks, n);
+	wq_free(tasks);
+	wq_db_close(db);
+	return ex;
+}
+
+/* ------------------------------------------------------------------- show ---- */
+
+/* Parses "COMMAND ID [--json]", opens the store and reads the task. */
+static int open_task(struct cli *cli, int argc, char **argv, int *json, wq_db **db,
+		     wq_task *t)
+{
+	const struct cli_opt opts[] = {{"--json", NULL, json}, {NULL, NULL, NULL}};
+	const char *pos[1];
+	wq_error err = {0};
+	int64_t id;
+	int npos, ex;
+	wq_rc rc;
+
+	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
+	    (ex = cli_want_args(argv[0], npos, 1, "task id")) || (ex = cli_parse_id(pos[0], &id)) ||
+	    (ex = cli_open(cli, 0, db)))
+		return ex;
+	rc = wq_task_get(*db, id, t, &err);
+	if (rc == WQ_OK)
+		return 0;
+	wq_db_close(*db);
+	*db = NULL;
+	return cli_fail(rc, &err);
+}
+
+int cmd_show(struct cli *cli, int argc, char **argv)
+{
+	wq_db *db = NULL;
+	int json = 0, ex;
+	wq_task t;
+
+	if ((ex = open_task(cli, argc, argv, &json, &db, &t)))
+		return ex;
+	if (json)
+		ex = cli_print_json(cli_task_json(&t));
+	else
+		cli_print_task(&t);
+	wq_db_close(db);
+	return ex;
+}
+
+/* --------------------------------------------------------------- timeline ---- */
+
+/* The event's detail as JSON; a detail that does not parse is kept as a string. */
+static json_t *detail_json(const wq_event *e)
+{
+	json_t *j;
+
+	if (!e->detail[0])
+		return json_object();
+	j = json_loads(e->detail, JSON_DECODE_ANY, NULL);
+	return j ? j : cli_json_str(e->detail);
+}
+
+static json_t *event_json(const wq_event *e)
+{
+	char at[WQ_TIME_BUFSZ], aid[48];
+
+	return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o}", "id", (json_int_t)e->id, "at",
+			 wq_time_format(e->at, at), "type", cli_json_str(e->type), "attempt",
+			 e->attempt > 0 ? json_string(cli_attempt_id(e->task_id, e->attempt, aid,
+								      sizeof aid))
+					: json_null(),
+			 "instance", e->instance[0] ? cli_json_str(e->instance) : json_null(),
+			 "detail", detail_json(e));
+}
+
+static int print_timeline_json(const wq_task *t, const wq_event *ev, size_t n)
+{
+	json_t *events = json_array();
+
+	for (size_t i = 0; events && i < n; i++) {
+		if (json_array_append_new(events, event_json(&ev[i])) != 0) {
+			json_decref(events);
+			events = NULL;
+		}
+	}
+	return cli_print_json(json_pack("{s:o, s:o}", "task", cli_task_json(t), "events", events));
+}
+
+static void print_timeline_header(const wq_task *t)
+{
+	char a[WQ_NAME_MAX + 1], b[WQ_NAME_MAX + 1], op[WQ_KEY_MAX + 1];
+	const char *state = wq_state_name(t->state);
+
+	printf("task:         %lld\n", (long long)t->id);
+	printf("kind:         %s\n", cli_safe(t->kind, a, sizeof a));
+	printf("operation:    %s\n", cli_safe(t->operation, op, sizeof op));
+	printf("tenant/scope: %s / %s\n", cli_safe(t->tenant, a, sizeof a),
+	       cli_safe(t->scope, b, sizeof b));
+	printf("payload:      sha256 %s, %lld bytes, version %d\n", t->payload_sha256,
+	       (long long)t->payload_size, t->payload_version);
+	printf("state:        %s", state ? state : "?");
+	if (t->reason[0])
+		printf(" (%s)", cli_safe(t->reason, a, sizeof a));
+	printf("\nattempts:     %d/%d\n\n", t->attempts, t->max_attempts);
+}
+
+/* One event line; the detail is re-encoded compactly so that it is always one line. */
+static void print_event(const wq_event *e, int wtype, int wattempt, int winstance)
+{
+	char at[WQ_TIME_BUFSZ], aid[48], type[sizeof e->type], inst[WQ_NAME_MAX + 1];
+	char raw[sizeof e->detail];
+	json_t *j = e->detail[0] ? json_loads(e->detail, JSON_DECODE_ANY, NULL) : NULL;
+	char *detail = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	printf("%s  %-*s  %-*s  %-*s  %s\n", wq_time_format(e->at, at), wtype,
+	       cli_safe(e->type, type, sizeof type), wattempt,
+	       cli_attempt_id(e->task_id, e->attempt, aid, sizeof aid), winstance,
+	       cli_safe(e->instance, inst, sizeof inst),
+	       detail ? detail : e->detail[0] ? cli_safe(e->detail, raw, sizeof raw) : "{}");
+	free(detail);
+	json_decref(j);
+}
+
+static void print_timeline_text(const wq_task *t, const wq_event *ev, size_t n)
+{
+	int wtype = 1, wattempt = 1, winstance = 1;
+	char aid[48];
+
+	print_timeline_header(t);
+	for (size_t i = 0; i < n; i++) {
+		wtype = width_of(ev[i].type, wtype);
+		wattempt = width_of(cli_attempt_id(ev[i].task_id, ev[i].attempt, aid, sizeof aid),
+				    wattempt);
+		winstance = width_of(ev[i].instance, winstance);
+	}
+	for (size_t i = 0; i < n; i++)
+		print_event(&ev[i], wtype, wattempt, winstance);
+}
+
+int cmd_timeline(struct cli *cli, int argc, char **argv)
+{
+	wq_event *events = NULL;
+	wq_error err = {0};
+	wq_db *db = NULL;
+	int json = 0, ex;
+	size_t n = 0;
+	wq_task t;
+	wq_rc rc;
+
+	if ((ex = open_task(cli, argc, argv, &json, &db, &t)))
+		return ex;
+	rc = wq_timeline(db, t.id, &events, &n, &err);
+	if (rc != WQ_OK)
+		ex = cli_fail(rc, &err);
+	else if (json)
+		ex = print_timeline_json(&t, events, n);
+	else
+		print_timeline_text(&t, events, n);
+	wq_free(events);
+	wq_db_close(db);
+	return ex;
+}

@@ -1,0 +1,85 @@
+/* cmd_worker.c — `wakeq worker --config FILE [--until-idle]`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* --db, else $WAKEQ_DB, else the config's db, else ./wakeq.db. */
+static const char *worker_db_url(const struct cli *cli, const wq_config *cfg)
+{
+	const char *url = cli_db_url(cli, NULL);
+
+	if (!url)
+		url = wq_config_db(cfg);
+	return url && url[0] ? url : CLI_DEFAULT_DB;
+}
+
+/* Handlers get the store as WAKEQ_DB and may run in another directory: a SQLite path is
+ * made absolute (it exists once opened). NULL means "use url as it is". */
+static char *absolute_db_path(const char *url)
+{
+	if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
+		return NULL;
+	return realpath(url, NULL);
+}
+
+static int run_worker(wq_db *db, const wq_config *cfg, const char *url, int until_idle)
+{
+	char *abs = absolute_db_path(url);
+	wq_worker_opts o = {
+		.until_idle = until_idle,
+		.handle_signals = 1,
+		.db_url = abs ? abs : url,
+	};
+	wq_worker *w = NULL;
+	wq_error err = {0};
+	wq_rc rc;
+	int ex = 0;
+
+	rc = wq_worker_new(db, cfg, &o, &w, &err);
+	if (rc != WQ_OK) {
+		ex = rc == WQ_ECONFIG ? cli_fail_usage(rc, &err, NULL) : cli_fail(rc, &err);
+		goto cleanup;
+	}
+	rc = wq_worker_run(w, &err);
+	if (rc != WQ_OK) {
+		cli_fail(rc, &err);
+		ex = CLI_EXIT_ERROR;
+	}
+cleanup:
+	wq_worker_free(w);
+	free(abs);
+	return ex;
+}
+
+int cmd_worker(struct cli *cli, int argc, char **argv)
+{
+	const char *config = NULL, *pos[1];
+	int until_idle = 0, npos, ex;
+	const struct cli_opt opts[] = {
+		{"--config", &config, NULL},
+		{"--until-idle", NULL, &until_idle},
+		{NULL, NULL, NULL},
+	};
+	wq_config *cfg = NULL;
+	wq_error err = {0};
+	wq_db *db = NULL;
+	const char *url;
+	wq_rc rc;
+
+	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)))
+		return ex;
+	if (!config)
+		return cli_errorf(CLI_EXIT_USAGE, "worker: missing --config FILE");
+	rc = wq_config_load(config, &cfg, &err);
+	if (rc != WQ_OK)
+		return cli_fail_usage(rc, &err, NULL);
+	url = worker_db_url(cli, cfg);
+	if ((ex = cli_open_url(url, WQ_OPEN_MIGRATE, &db)))
+		goto cleanup;
+	ex = run_worker(db, cfg, url, until_idle);
+cleanup:
+	wq_db_close(db);
+	wq_config_free(cfg);
+	return ex;
+}

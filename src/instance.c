@@ -1,0 +1,235 @@
+/*
+ * instance.c — registration, heartbeat and recovery of worker instances (SPEC §3).
+ *
+ * Recovery never moves a task back to pending: the store's reap turns the running tasks
+ * of a gone instance into `interrupted` (worker-lost). The reap is conditional on the
+ * heartbeat value we saw, so the liveness judgement made here can be stale without harm:
+ * an instance that heartbeats between our list and our reap keeps its tasks.
+ */
+#include "instance.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WQ__BUSY_TRIES 5
+
+int wq__busy_pause(int attempt)
+{
+	struct timespec ts;
+	long ms;
+
+	if (attempt >= WQ__BUSY_TRIES)
+		return 0;
+	ms = 20L << attempt; /* 20, 40, 80, 160, 320 ms */
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 1;
+}
+
+int64_t wq__instance_proc_start(int64_t pid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 2 (comm) is in parentheses and may itself contain spaces and ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (field = 2; field < 21; field++) { /* skip fields 3..21 */
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return 0;
+	}
+	return strtoll(p + 1, NULL, 10);
+}
+
+wq_rc wq__instance_new_id(struct wq__self *self, wq_error *err)
+{
+	char hex[17];
+
+	wq__random_hex(hex, 8);
+	/* Keep room for ":<pid>:<16 hex>" however long the host name is. */
+	snprintf(self->id, sizeof(self->id), "%.*s:%" PRId64 ":%s", WQ_NAME_MAX - 40,
+		 self->host, self->pid, hex);
+	return WQ_OK;
+}
+
+wq_rc wq__instance_init(struct wq__self *self, const char *host, wq_error *err)
+{
+	struct wq__self s;
+	wq_rc rc;
+
+	memset(&s, 0, sizeof(s));
+	if (!host || !*host)
+		host = getenv("WAKEQ_HOST");
+	if (host && *host) {
+		wq__strlcpy(s.host, host, sizeof(s.host));
+	} else {
+		char hn[256];
+
+		if (gethostname(hn, sizeof(hn)) != 0)
+			return wq__err(err, WQ_EIO, "gethostname: %s", strerror(errno));
+		hn[sizeof(hn) - 1] = '\0';
+		wq__strlcpy(s.host, hn, sizeof(s.host));
+	}
+	for (char *c = s.host; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	s.pid = (int64_t)getpid();
+	s.proc_start = wq__instance_proc_start(s.pid);
+	rc = wq__instance_new_id(&s, err);
+	if (rc != WQ_OK)
+		return rc;
+	*self = s;
+	return WQ_OK;
+}
+
+wq_rc wq__instance_register(wq_db *db, struct wq__self *self, int64_t now, wq_error *err)
+{
+	struct wq__instance in;
+	wq_rc rc;
+
+	memset(&in, 0, sizeof(in));
+	wq__strlcpy(in.id, self->id, sizeof(in.id));
+	wq__strlcpy(in.host, self->host, sizeof(in.host));
+	in.pid = self->pid;
+	in.proc_start = self->proc_start;
+	in.started_at = now;
+	in.heartbeat_at = now;
+	WQ__STORE_RETRY(rc, db, instance_register, &in, err);
+	if (rc == WQ_OK)
+		self->started_at = now;
+	return rc;
+}
+
+wq_rc wq__instance_heartbeat(wq_db *db, const struct wq__self *self, int64_t now,
+			     wq_error *err)
+{
+	wq_rc rc;
+
+	WQ__STORE_RETRY(rc, db, instance_heartbeat, self->id, now, err);
+	return rc;
+}
+
+wq_rc wq__instance_unregister(wq_db *db, const struct wq__self *self, wq_error *err)
+{
+	wq_rc rc;
+
+	WQ__STORE_RETRY(rc, db, instance_unregister, self->id, err);
+	return rc;
+}
+
+/* Why `in` is gone, or NULL when it may be alive. */
+static const char *gone_reason(const struct wq__self *self, const struct wq__instance *in,
+			       int64_t lease, int64_t now, char *buf, size_t bufsz)
+{
+	if (strcmp(in->host, self->host) == 0 && in->pid > 0) {
+		if (kill((pid_t)in->pid, 0) != 0 && errno == ESRCH) {
+			snprintf(buf, bufsz, "pid %" PRId64 " is dead", in->pid);
+			return buf;
+		}
+		if (in->proc_start != 0) {
+			int64_t st = wq__instance_proc_start(in->pid);
+
+			if (st != 0 && st != in->proc_start) {
+				snprintf(buf, bufsz, "pid %" PRId64 " now belongs to another process",
+					 in->pid);
+				return buf;
+			}
+		}
+	}
+	if (now - in->heartbeat_at > lease) {
+		snprintf(buf, bufsz, "no heartbeat for %" PRId64 " ms (lease %" PRId64 " ms)",
+			 (now - in->heartbeat_at) / WQ__US_PER_MS, lease / WQ__US_PER_MS);
+		return buf;
+	}
+	return NULL;
+}
+
+wq_rc wq__instance_recover(wq_db *db, const struct wq__self *self, int64_t lease,
+			   int64_t now, int *interrupted, wq__instance_log_fn log, void *log_ud,
+			   wq_error *err)
+{
+	struct wq__instance *list = NULL;
+	size_t n = 0;
+	int total = 0, count;
+	wq_rc rc, first = WQ_OK;
+	wq_error e1;
+
+	WQ__STORE_RETRY(rc, db, instance_list, &list, &n, err);
+	if (rc != WQ_OK)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		const struct wq__instance *in = &list[i];
+		char why[128];
+		const char *reason;
+
+		if (strcmp(in->id, self->id) == 0)
+			continue;
+		reason = gone_reason(self, in, lease, now, why, sizeof(why));
+		if (!reason)
+			continue;
+		count = 0;
+		WQ__STORE_RETRY(rc, db, instance_reap, in->id, in->heartbeat_at, "worker-lost",
+				now, &count, &e1);
+		if (rc != WQ_OK) {
+			if (log)
+				log(log_ud, "error", "reaping instance %s failed: %s", in->id,
+				    e1.message);
+			if (first == WQ_OK) {
+				first = rc;
+				if (err)
+					*err = e1;
+			}
+			continue;
+		}
+		total += count;
+		if (log && count > 0)
+			log(log_ud, "warning",
+			    "instance %s is gone (%s): %d running task(s) now interrupted "
+			    "(worker-lost)",
+			    in->id, reason, count);
+	}
+	free(list);
+
+	count = 0;
+	WQ__STORE_RETRY(rc, db, reap_orphans, "worker-lost", now, &count, &e1);
+	if (rc != WQ_OK) {
+		if (first == WQ_OK) {
+			first = rc;
+			if (err)
+				*err = e1;
+		}
+	} else {
+		total += count;
+		if (log && count > 0)
+			log(log_ud, "warning",
+			    "%d running task(s) owned by no registered instance now interrupted "
+			    "(worker-lost)",
+			    count);
+	}
+	if (first == WQ_OK && interrupted)
+		*interrupted = total;
+	return first;
+}

@@ -1,0 +1,2354 @@
+/*
+ * sqlite.c — the SQLite backend of the storage interface (store.h).
+ *
+ * Several processes share one database file: WAL journal, a busy_timeout, and every write
+ * transaction opened with BEGIN IMMEDIATE so a writer takes the write lock up front (a
+ * deferred transaction that reads and then writes can deadlock against another one doing
+ * the same, and in WAL mode can fail with SQLITE_BUSY_SNAPSHOT without ever waiting).
+ *
+ * Every statement is a constant string from sql_text[] with bound parameters, prepared
+ * once per connection on first use and reset (bindings cleared) right after each use, so
+ * no statement keeps a read snapshot open between calls. No SQL is ever built from data.
+ *
+ * Every state change is a conditional UPDATE whose row count is checked; the method first
+ * reads the row (inside the same IMMEDIATE transaction) only to name the current state in
+ * its error message, never to decide a write on its own.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define BUSY_TIMEOUT_MS 10000
+/* wq_event.detail holds a detail of at most this many bytes (plus the NUL). */
+#define DETAIL_MAX (sizeof(((wq_event *)0)->detail) - 1)
+#define NOTE_MAX 200
+#define LIST_LIMIT_DEFAULT 100
+
+/* ------------------------------------------------------------------ schema ---- */
+
+/*
+ * Forward migrations, in order: step i brings the schema to version migrations[i].version.
+ * Each step runs in its own IMMEDIATE transaction together with the schema_version row
+ * that records it, so a step is either fully applied or not at all. Append only: a
+ * released step never changes (databases in the field already ran it).
+ */
+struct migration {
+	int version;
+	const char *sql;
+};
+
+static const struct migration migrations[] = {
+	{1,
+	 "CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
+	 "CREATE TABLE tasks (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  tenant TEXT NOT NULL DEFAULT '',\n"
+	 "  scope TEXT NOT NULL DEFAULT '',\n"
+	 "  operation TEXT NOT NULL,\n"
+	 "  payload TEXT NOT NULL,\n"
+	 "  payload_size INTEGER NOT NULL,\n"
+	 "  payload_sha256 TEXT NOT NULL,\n"
+	 "  payload_version INTEGER NOT NULL,\n"
+	 "  priority INTEGER NOT NULL,\n"
+	 "  state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'succeeded',\n"
+	 "                                       'failed', 'interrupted', 'cancelled')),\n"
+	 "  due_at INTEGER NOT NULL,\n"
+	 "  order_at INTEGER NOT NULL,\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  updated_at INTEGER NOT NULL,\n"
+	 "  started_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  finished_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+	 "  max_attempts INTEGER NOT NULL,\n"
+	 "  instance TEXT NOT NULL DEFAULT '',\n"
+	 "  reason TEXT NOT NULL DEFAULT '',\n"
+	 "  reason_detail TEXT NOT NULL DEFAULT '',\n"
+	 "  outcome TEXT NOT NULL DEFAULT '',\n"
+	 "  cancel_requested INTEGER NOT NULL DEFAULT 0,\n"
+	 "  result BLOB,\n"
+	 "  result_size INTEGER NOT NULL DEFAULT 0,\n"
+	 "  result_sha256 TEXT NOT NULL DEFAULT '',\n"
+	 "  has_result INTEGER NOT NULL DEFAULT 0,\n"
+	 "  last_exit_status INTEGER\n"
+	 ");\n"
+	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation);\n"
+	 "CREATE INDEX tasks_claim ON tasks (state, order_at, id);\n"
+	 "CREATE INDEX tasks_running_instance ON tasks (instance) WHERE state = 'running';\n"
+	 "CREATE TABLE attempts (\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  attempt INTEGER NOT NULL,\n"
+	 "  instance TEXT NOT NULL,\n"
+	 "  started_at INTEGER NOT NULL,\n"
+	 "  finished_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  outcome TEXT NOT NULL DEFAULT '',\n"
+	 "  reason TEXT NOT NULL DEFAULT '',\n"
+	 "  exit_status INTEGER,\n"
+	 "  PRIMARY KEY (task_id, attempt)\n"
+	 ") WITHOUT ROWID;\n"
+	 "CREATE TABLE events (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  at INTEGER NOT NULL,\n"
+	 "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+	 "  type TEXT NOT NULL,\n"
+	 "  instance TEXT NOT NULL DEFAULT '',\n"
+	 "  detail TEXT NOT NULL DEFAULT '{}'\n"
+	 ");\n"
+	 "CREATE INDEX events_task ON events (task_id, id);\n"
+	 "CREATE TABLE instances (\n"
+	 "  id TEXT PRIMARY KEY,\n"
+	 "  host TEXT NOT NULL,\n"
+	 "  pid INTEGER NOT NULL,\n"
+	 "  proc_start INTEGER NOT NULL,\n"
+	 "  started_at INTEGER NOT NULL,\n"
+	 "  heartbeat_at INTEGER NOT NULL\n"
+	 ");\n"},
+};
+
+_Static_assert(WQ__ARRAY_LEN(migrations) == WQ_SCHEMA_VERSION,
+	       "one migration step per schema version");
+
+/* ------------------------------------------------------------------ statements ---- */
+
+/* The columns of a wq_task, in the order read_task() reads them. */
+#define TASK_COLUMNS                                                                       \
+	"id, kind, tenant, scope, operation, state, priority, payload_version, payload_size, " \
+	"payload_sha256, attempt, max_attempts, created_at, updated_at, due_at, started_at, " \
+	"finished_at, instance, reason, reason_detail, outcome, cancel_requested, "           \
+	"has_result, result_size, result_sha256"
+
+/* Shared by the five finish statements: the fencing condition of SPEC §3. */
+#define OWNED_BY_ATTEMPT " WHERE id = ?1 AND state = 'running' AND attempt = ?2 AND instance = ?3"
+
+enum sql {
+	SQL_BEGIN_WRITE,
+	SQL_BEGIN_READ,
+	SQL_COMMIT,
+	SQL_ROLLBACK,
+	SQL_HAS_SCHEMA,
+	SQL_FOREIGN_TABLES,
+	SQL_VERSION,
+	SQL_SET_VERSION,
+	SQL_EVENT_INSERT,
+	SQL_TASK_INSERT,
+	SQL_TASK_GET,
+	SQL_TASK_STATE,
+	SQL_LIST_ALL,
+	SQL_LIST_STATE,
+	SQL_LIST_KIND,
+	SQL_LIST_STATE_KIND,
+	SQL_RESULT,
+	SQL_TASK_EXISTS,
+	SQL_EVENTS,
+	SQL_CLAIM,
+	SQL_ATTEMPT_INSERT,
+	SQL_ATTEMPT_FINISH,
+	SQL_FINISH_SUCCEEDED,
+	SQL_FINISH_RETRY,
+	SQL_FINISH_FAILED,
+	SQL_FINISH_INTERRUPTED,
+	SQL_FINISH_CANCELLED,
+	SQL_CANCEL_PENDING,
+	SQL_CANCEL_REQUEST,
+	SQL_RESOLVE_RETRY,
+	SQL_RESOLVE_END,
+	SQL_CANCEL_REQUESTS,
+	SQL_INTERRUPTED_OF_KIND,
+	SQL_NEXT_DUE,
+	SQL_INSTANCE_INSERT,
+	SQL_INSTANCE_HEARTBEAT,
+	SQL_INSTANCE_DELETE,
+	SQL_INSTANCE_LIST,
+	SQL_INSTANCE_REAP,
+	SQL_INTERRUPT_INSTANCE,
+	SQL_INTERRUPT_ORPHANS,
+	SQL__COUNT
+};
+
+static const char *const sql_text[SQL__COUNT] = {
+	[SQL_BEGIN_WRITE] = "BEGIN IMMEDIATE",
+	[SQL_BEGIN_READ] = "BEGIN",
+	[SQL_COMMIT] = "COMMIT",
+	[SQL_ROLLBACK] = "ROLLBACK",
+	[SQL_HAS_SCHEMA] = "SELECT count(*) FROM sqlite_master "
+			   "WHERE type = 'table' AND name = 'schema_version'",
+	[SQL_FOREIGN_TABLES] = "SELECT count(*) FROM sqlite_master "
+			       "WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+	[SQL_VERSION] = "SELECT max(version) FROM schema_version",
+	[SQL_SET_VERSION] = "INSERT INTO schema_version (version) VALUES (?1)",
+	[SQL_EVENT_INSERT] = "INSERT INTO events (task_id, at, attempt, type, instance, detail) "
+			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[SQL_TASK_INSERT] =
+		"INSERT INTO tasks (kind, tenant, scope, operation, payload, payload_size, "
+		"payload_sha256, payload_version, priority, state, due_at, order_at, created_at, "
+		"updated_at, max_attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', "
+		"?10, ?11, ?12, ?12, ?13)",
+	[SQL_TASK_GET] = "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ?1",
+	[SQL_TASK_STATE] = "SELECT state, attempt, instance, cancel_requested FROM tasks "
+			   "WHERE id = ?1",
+	[SQL_LIST_ALL] = "SELECT " TASK_COLUMNS " FROM tasks ORDER BY id LIMIT ?3",
+	[SQL_LIST_STATE] = "SELECT " TASK_COLUMNS " FROM tasks WHERE state = ?1 "
+			   "ORDER BY id LIMIT ?3",
+	[SQL_LIST_KIND] = "SELECT " TASK_COLUMNS " FROM tasks WHERE kind = ?2 "
+			  "ORDER BY id LIMIT ?3",
+	[SQL_LIST_STATE_KIND] = "SELECT " TASK_COLUMNS " FROM tasks "
+				"WHERE state = ?1 AND kind = ?2 ORDER BY id LIMIT ?3",
+	[SQL_RESULT] = "SELECT has_result, result FROM tasks WHERE id = ?1",
+	[SQL_TASK_EXISTS] = "SELECT 1 FROM tasks WHERE id = ?1",
+	[SQL_EVENTS] = "SELECT id, task_id, at, attempt, type, instance, detail FROM events "
+		       "WHERE task_id = ?1 ORDER BY id",
+	[SQL_CLAIM] =
+		"UPDATE tasks SET state = 'running', attempt = attempt + 1, instance = ?1, "
+		"started_at = ?2, updated_at = ?2, cancel_requested = 0, reason = '', "
+		"reason_detail = '' "
+		"WHERE id IN (SELECT id FROM tasks WHERE state = 'pending' AND due_at <= ?2 "
+		"AND kind IN (SELECT value FROM json_each(?3)) ORDER BY order_at, id LIMIT ?4) "
+		"AND state = 'pending' AND due_at <= ?2 "
+		"RETURNING id, attempt, kind, tenant, scope, operation, payload_version, "
+		"max_attempts, payload, order_at",
+	[SQL_ATTEMPT_INSERT] = "INSERT INTO attempts (task_id, attempt, instance, started_at) "
+			       "VALUES (?1, ?2, ?3, ?4)",
+	[SQL_ATTEMPT_FINISH] = "UPDATE attempts SET finished_at = ?3, outcome = ?4, reason = ?5, "
+			       "exit_status = ?6 WHERE task_id = ?1 AND attempt = ?2",
+	[SQL_FINISH_SUCCEEDED] =
+		"UPDATE tasks SET state = 'succeeded', finished_at = ?4, updated_at = ?4, "
+		"outcome = ?5, result = ?6, result_size = ?7, result_sha256 = ?8, "
+		"has_result = ?9, last_exit_status = ?10, reason = '', reason_detail = ''"
+		OWNED_BY_ATTEMPT,
+	/* The priority head start (due_at - order_at) carries over to the new due time. */
+	[SQL_FINISH_RETRY] =
+		"UPDATE tasks SET state = 'pending', updated_at = ?4, due_at = ?5, "
+		"order_at = ?5 - (due_at - order_at), reason = ?6, reason_detail = ?7, "
+		"last_exit_status = ?8" OWNED_BY_ATTEMPT,
+	[SQL_FINISH_FAILED] =
+		"UPDATE tasks SET state = 'failed', finished_at = ?4, updated_at = ?4, "
+		"reason = ?5, reason_detail = ?6, last_exit_status = ?7" OWNED_BY_ATTEMPT,
+	[SQL_FINISH_INTERRUPTED] =
+		"UPDATE tasks SET state = 'interrupted', updated_at = ?4, reason = ?5, "
+		"reason_detail = ?6, last_exit_status = ?7" OWNED_BY_ATTEMPT,
+	[SQL_FINISH_CANCELLED] =
+		"UPDATE tasks SET state = 'cancelled', finished_at = ?4, updated_at = ?4, "
+		"reason = ?5, reason_detail = ?6, last_exit_status = ?7" OWNED_BY_ATTEMPT,
+	[SQL_CANCEL_PENDING] = "UPDATE tasks SET state = 'cancelled', finished_at = ?2, "
+			       "updated_at = ?2 WHERE id = ?1 AND state = 'pending'",
+	[SQL_CANCEL_REQUEST] = "UPDATE tasks SET cancel_requested = 1, updated_at = ?2 "
+			       "WHERE id = ?1 AND state = 'running' AND attempt = ?3 "
+			       "AND cancel_requested = 0",
+	[SQL_RESOLVE_RETRY] = "UPDATE tasks SET state = 'pending', due_at = ?2, "
+			      "order_at = ?2 - (due_at - order_at), updated_at = ?2, "
+			      "reason = '', reason_detail = '' "
+			      "WHERE id = ?1 AND state = 'interrupted'",
+	[SQL_RESOLVE_END] = "UPDATE tasks SET state = ?3, finished_at = ?2, updated_at = ?2 "
+			    "WHERE id = ?1 AND state = 'interrupted'",
+	[SQL_CANCEL_REQUESTS] = "SELECT id FROM tasks WHERE state = 'running' AND instance = ?1 "
+				"AND cancel_requested = 1 ORDER BY id",
+	[SQL_INTERRUPTED_OF_KIND] = "SELECT id FROM tasks WHERE state = 'interrupted' "
+				    "AND kind = ?1 ORDER BY id LIMIT ?2",
+	[SQL_NEXT_DUE] = "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "
+			 "AND kind IN (SELECT value FROM json_each(?1))), "
+			 "EXISTS (SELECT 1 FROM tasks WHERE state = 'running')",
+	[SQL_INSTANCE_INSERT] = "INSERT INTO instances (id, host, pid, proc_start, started_at, "
+				"heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[SQL_INSTANCE_HEARTBEAT] = "UPDATE instances SET heartbeat_at = ?2 WHERE id = ?1",
+	[SQL_INSTANCE_DELETE] = "DELETE FROM instances WHERE id = ?1",
+	[SQL_INSTANCE_LIST] = "SELECT id, host, pid, proc_start, started_at, heartbeat_at "
+			      "FROM instances ORDER BY started_at, id",
+	[SQL_INSTANCE_REAP] = "DELETE FROM instances WHERE id = ?1 AND heartbeat_at = ?2",
+	[SQL_INTERRUPT_INSTANCE] = "UPDATE tasks SET state = 'interrupted', reason = ?2, "
+				   "reason_detail = '', updated_at = ?3 "
+				   "WHERE state = 'running' AND instance = ?1 "
+				   "RETURNING id, attempt, instance",
+	[SQL_INTERRUPT_ORPHANS] = "UPDATE tasks SET state = 'interrupted', reason = ?1, "
+				  "reason_detail = '', updated_at = ?2 "
+				  "WHERE state = 'running' "
+				  "AND instance NOT IN (SELECT id FROM instances) "
+				  "RETURNING id, attempt, instance",
+};
+
+struct wq__store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *st[SQL__COUNT];
+};
+
+/* ------------------------------------------------------------------ helpers ---- */
+
+/* The store's encoding of wq_state; index = enum value. */
+static const char *const state_text[] = {
+	NULL, "pending", "running", "succeeded", "failed", "interrupted", "cancelled",
+};
+
+static const char *state_str(wq_state st)
+{
+	if ((int)st < 1 || (size_t)st >= WQ__ARRAY_LEN(state_text))
+		return NULL;
+	return state_text[st];
+}
+
+static wq_state state_parse(const unsigned char *text)
+{
+	size_t i;
+
+	for (i = 1; text && i < WQ__ARRAY_LEN(state_text); i++)
+		if (strcmp((const char *)text, state_text[i]) == 0)
+			return (wq_state)i;
+	return (wq_state)0;
+}
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Reports a failed SQLite call. Reads the connection's message, so call it before any
+ * other statement (a ROLLBACK would overwrite it). */
+static wq_rc db_fail(struct wq__store *s, int rc, const char *what, wq_error *err)
+{
+	const char *msg = sqlite3_errmsg(s->db);
+
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return wq__err(err, WQ_EBUSY, "database %s is busy (%s): %s", s->path, what, msg);
+	case SQLITE_NOMEM:
+		return wq__err(err, WQ_ENOMEM, "out of memory (database %s, %s)", s->path, what);
+	case SQLITE_TOOBIG:
+		return wq__err(err, WQ_ETOOBIG, "database %s: %s: %s", s->path, what, msg);
+	case SQLITE_IOERR:
+	case SQLITE_FULL:
+	case SQLITE_CANTOPEN:
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+		return wq__err(err, WQ_EIO, "database %s: %s: %s", s->path, what, msg);
+	default:
+		return wq__err(err, WQ_ESTORE, "database %s: %s: %s", s->path, what, msg);
+	}
+}
+
+static void stmt_done(sqlite3_stmt *st)
+{
+	if (st) {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
+}
+
+/* The cached statement `id`, prepared on first use (*out is NULL on failure). Parameters
+ * are bound SQLITE_STATIC: every caller resets (and so unbinds) the statement before the
+ * bound memory goes. */
+static wq_rc stmt(struct wq__store *s, enum sql id, sqlite3_stmt **out, wq_error *err)
+{
+	int rc;
+
+	*out = NULL;
+	if (!s->st[id]) {
+		rc = sqlite3_prepare_v3(s->db, sql_text[id], -1, SQLITE_PREPARE_PERSISTENT,
+					&s->st[id], NULL);
+		if (rc != SQLITE_OK) {
+			s->st[id] = NULL;
+			return db_fail(s, rc, "prepare", err);
+		}
+	}
+	*out = s->st[id];
+	return WQ_OK;
+}
+
+static int bind_str(sqlite3_stmt *st, int i, const char *text)
+{
+	return sqlite3_bind_text(st, i, nz(text), -1, SQLITE_STATIC);
+}
+
+/* Steps a statement that returns no rows (or ignores them) and resets it. *changes (if
+ * non-NULL) receives the number of rows it changed. */
+static wq_rc run(struct wq__store *s, sqlite3_stmt *st, const char *what, int *changes,
+		 wq_error *err)
+{
+	wq_rc rc = WQ_OK;
+	int src = sqlite3_step(st);
+
+	if (src == SQLITE_DONE || src == SQLITE_ROW) {
+		if (changes)
+			*changes = sqlite3_changes(s->db);
+	} else {
+		rc = db_fail(s, src, what, err);
+	}
+	stmt_done(st);
+	return rc;
+}
+
+static wq_rc simple(struct wq__store *s, enum sql id, const char *what, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, id, &st, err);
+
+	return rc ? rc : run(s, st, what, NULL, err);
+}
+
+static wq_rc tx_begin_write(struct wq__store *s, wq_error *err)
+{
+	return simple(s, SQL_BEGIN_WRITE, "begin", err);
+}
+
+static wq_rc tx_begin_read(struct wq__store *s, wq_error *err)
+{
+	return simple(s, SQL_BEGIN_READ, "begin", err);
+}
+
+/* Ends an open transaction without keeping anything. SQLite may already have rolled it
+ * back on its own (after SQLITE_FULL, SQLITE_IOERR, ...); then there is nothing to do. */
+static void tx_rollback(struct wq__store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		simple(s, SQL_ROLLBACK, "rollback", NULL);
+}
+
+static wq_rc tx_commit(struct wq__store *s, wq_error *err)
+{
+	wq_rc rc = simple(s, SQL_COMMIT, "commit", err);
+
+	if (rc)
+		tx_rollback(s);
+	return rc;
+}
+
+static char *xstrdup(const char *src)
+{
+	size_t n = strlen(src) + 1;
+	char *p = malloc(n);
+
+	if (p)
+		memcpy(p, src, n);
+	return p;
+}
+
+static void col_str(sqlite3_stmt *st, int i, char *dst, size_t dstsz)
+{
+	const unsigned char *text = sqlite3_column_text(st, i);
+
+	wq__strlcpy(dst, text ? (const char *)text : "", dstsz);
+}
+
+/* Grows *arr (of element size `size`) so that it holds at least n + 1 elements. */
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ event details ---- */
+
+/* Length of the valid UTF-8 sequence at p (at most `avail` bytes), or 0 if invalid.
+ * Follows RFC 3629 (no overlongs, no surrogates, nothing above U+10FFFF), which is what
+ * jansson accepts. */
+static size_t utf8_seq(const unsigned char *p, size_t avail)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+	size_t len, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		len = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		len = 4;
+	else
+		return 0;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	if (len > avail)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return len;
+}
+
+/* A copy of text with every invalid UTF-8 byte replaced by '?', cut to at most `max`
+ * bytes on a character boundary. NULL only when out of memory. */
+static char *utf8_clean(const char *text, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t len = strlen(text), i = 0, o = 0, n;
+	char *out = malloc((len < max ? len : max) + 1);
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		n = utf8_seq(p + i, len - i);
+		if (o + (n ? n : 1) > max)
+			break;
+		if (n) {
+			memcpy(out + o, p + i, n);
+			o += n;
+			i += n;
+		} else {
+			out[o++] = '?';
+			i++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Sets key to a JSON string made safe from text (cut to max bytes). 0 or -1 (no memory). */
+static int jset_str(json_t *obj, const char *key, const char *text, size_t max)
+{
+	char *clean = utf8_clean(nz(text), max);
+	int rc;
+
+	if (!clean)
+		return -1;
+	rc = json_object_set_new(obj, key, json_string(clean));
+	free(clean);
+	return rc;
+}
+
+static int jset_int(json_t *obj, const char *key, json_int_t v)
+{
+	return json_object_set_new(obj, key, json_integer(v));
+}
+
+static int jset_attempt(json_t *obj, int64_t task_id, int attempt)
+{
+	char id[48];
+
+	snprintf(id, sizeof(id), "%" PRId64 ".%d", task_id, attempt);
+	return json_object_set_new(obj, "attempt_id", json_string(id));
+}
+
+/* The detail text of obj, at most DETAIL_MAX bytes so it survives wq_event intact: when
+ * longer, the free-text fields (operator note first) are cut, never the structure.
+ * malloc'd; NULL only when out of memory. */
+static char *detail_text(json_t *obj)
+{
+	static const char *const cuttable[] = {"note", "reason_detail", "instance", "reason",
+					       "by"};
+	char *text, *shorter;
+	const char *val;
+	size_t len, over, vlen, i;
+
+	for (;;) {
+		text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+		if (!text)
+			return NULL;
+		len = strlen(text);
+		if (len <= DETAIL_MAX)
+			return text;
+		free(text);
+		over = len - DETAIL_MAX;
+		for (i = 0; i < WQ__ARRAY_LEN(cuttable); i++) {
+			val = json_string_value(json_object_get(obj, cuttable[i]));
+			if (val && (vlen = strlen(val)) > 0)
+				break;
+		}
+		if (i == WQ__ARRAY_LEN(cuttable))
+			return xstrdup("{\"truncated\":true}");
+		shorter = utf8_clean(val, vlen > over ? vlen - over : 0);
+		if (!shorter)
+			return NULL;
+		if (json_object_set_new(obj, cuttable[i], json_string(shorter))) {
+			free(shorter);
+			return NULL;
+		}
+		free(shorter);
+	}
+}
+
+/* Appends one event. `detail` (may be NULL for "{}") is consumed. */
+static wq_rc event_insert(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+			  const char *type, const char *instance, json_t *detail, wq_error *err)
+{
+	sqlite3_stmt *st;
+	char *text = NULL;
+	wq_rc rc;
+	int b;
+
+	rc = stmt(s, SQL_EVENT_INSERT, &st, err);
+	if (rc)
+		goto out;
+	text = detail ? detail_text(detail) : xstrdup("{}");
+	if (!text) {
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (event %s of task %" PRId64 ")", type,
+			     task_id);
+		goto out;
+	}
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int64(st, 2, at);
+	b |= sqlite3_bind_int(st, 3, attempt);
+	b |= bind_str(st, 4, type);
+	b |= bind_str(st, 5, instance);
+	b |= bind_str(st, 6, text);
+	rc = b ? db_fail(s, sqlite3_errcode(s->db), "bind", err)
+	       : run(s, st, "append event", NULL, err);
+	stmt_done(st);
+out:
+	free(text);
+	json_decref(detail);
+	return rc;
+}
+
+/* A JSON object, or NULL with err set. */
+static json_t *jobj(wq_error *err)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		wq__err(err, WQ_ENOMEM, "out of memory (event detail)");
+	return o;
+}
+
+static wq_rc jfail(json_t *o, wq_error *err)
+{
+	json_decref(o);
+	return wq__err(err, WQ_ENOMEM, "out of memory (event detail)");
+}
+
+/* A JSON array of the kinds, as text for json_each(). *out is malloc'd. */
+static wq_rc kinds_json(const char *const *kinds, size_t n, char **out, wq_error *err)
+{
+	json_t *arr = json_array(), *k;
+	size_t i;
+
+	if (!arr)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		k = json_string(nz(kinds[i]));
+		if (!k) {
+			json_decref(arr);
+			return wq__err(err, WQ_EINVAL, "kind %zu of %zu is not valid UTF-8", i + 1,
+				       n);
+		}
+		if (json_array_append_new(arr, k))
+			goto nomem;
+	}
+	*out = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	if (!*out)
+		return wq__err(err, WQ_ENOMEM, "out of memory (kind list)");
+	return WQ_OK;
+nomem:
+	json_decref(arr);
+	return wq__err(err, WQ_ENOMEM, "out of memory (kind list)");
+}
+
+/* ------------------------------------------------------------------ open / close ---- */
+
+static void store_free(struct wq__store *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < SQL__COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close_v2(s->db);
+	free(s->path);
+	free(s);
+}
+
+static void sq_close(struct wq__store *s)
+{
+	store_free(s);
+}
+
+/* "sqlite:PATH", "file:PATH", "sqlite:///abs/path", "file:///abs/path" or a plain path. */
+static const char *url_path(const char *url)
+{
+	if (strncmp(url, "sqlite:", 7) == 0)
+		url += 7;
+	else if (strncmp(url, "file:", 5) == 0)
+		url += 5;
+	else
+		return url;
+	if (strncmp(url, "///", 3) == 0)
+		url += 2;
+	return url;
+}
+
+static wq_rc pragma(struct wq__store *s, const char *sql, wq_error *err)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+
+	sqlite3_free(msg);
+	return rc == SQLITE_OK ? WQ_OK : db_fail(s, rc, sql, err);
+}
+
+static wq_rc set_pragmas(struct wq__store *s, wq_error *err)
+{
+	const char *sync = getenv("WAKEQ_SQLITE_SYNCHRONOUS");
+	const char *sync_sql;
+	sqlite3_stmt *st = NULL;
+	const unsigned char *mode;
+	wq_rc rc;
+	int src, waited = 0;
+
+	if (!sync || !*sync || strcasecmp(sync, "FULL") == 0)
+		sync_sql = "PRAGMA synchronous = FULL";
+	else if (strcasecmp(sync, "NORMAL") == 0)
+		sync_sql = "PRAGMA synchronous = NORMAL";
+	else if (strcasecmp(sync, "OFF") == 0)
+		sync_sql = "PRAGMA synchronous = OFF";
+	else
+		return wq__err(err, WQ_ECONFIG,
+			       "WAKEQ_SQLITE_SYNCHRONOUS=%s is not one of NORMAL, FULL, OFF", sync);
+
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	/* Switching a fresh file to WAL needs an exclusive lock, and SQLite reports
+	 * SQLITE_BUSY for it without calling the busy handler when another process is doing
+	 * the same (concurrent `wakeq init`): wait here, as long as busy_timeout would. */
+	src = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+	while (src == SQLITE_OK) {
+		src = sqlite3_step(st);
+		if ((src & 0xff) != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
+			break;
+		sqlite3_reset(st);
+		sqlite3_sleep(5);
+		waited += 5;
+		src = SQLITE_OK;
+	}
+	if (src != SQLITE_ROW) {
+		rc = (src & 0xff) == SQLITE_NOTADB
+			     ? wq__err(err, WQ_ESTORE, "%s is not a SQLite database", s->path)
+			     : db_fail(s, src, "set journal_mode", err);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	mode = sqlite3_column_text(st, 0);
+	if (!mode || (strcmp((const char *)mode, "wal") != 0 &&
+		      strcmp((const char *)mode, "memory") != 0)) {
+		rc = wq__err(err, WQ_ESTORE,
+			     "database %s: cannot use the WAL journal (journal mode stays %s)",
+			     s->path, mode ? (const char *)mode : "unknown");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+
+	rc = pragma(s, sync_sql, err);
+	if (!rc)
+		rc = pragma(s, "PRAGMA foreign_keys = ON", err);
+	return rc;
+}
+
+/* Reads the schema version (0: no schema) and whether the file holds tables of its own. */
+static wq_rc schema_read(struct wq__store *s, int *version, int *foreign, wq_error *err)
+{
+	sqlite3_stmt *st;
+	int has, src;
+	wq_rc rc;
+
+	rc = stmt(s, SQL_HAS_SCHEMA, &st, err);
+	if (rc)
+		return rc;
+	src = sqlite3_step(st);
+	has = src == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	if (src != SQLITE_ROW)
+		rc = db_fail(s, src, "read schema", err);
+	stmt_done(st);
+	if (rc)
+		return rc;
+
+	if (!has) {
+		*version = 0;
+		rc = stmt(s, SQL_FOREIGN_TABLES, &st, err);
+		if (rc)
+			return rc;
+		src = sqlite3_step(st);
+		*foreign = src == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+		if (src != SQLITE_ROW)
+			rc = db_fail(s, src, "read schema", err);
+		stmt_done(st);
+		return rc;
+	}
+	*foreign = 0;
+	rc = stmt(s, SQL_VERSION, &st, err);
+	if (rc)
+		return rc;
+	src = sqlite3_step(st);
+	*version = src == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	if (src != SQLITE_ROW)
+		rc = db_fail(s, src, "read schema version", err);
+	stmt_done(st);
+	return rc;
+}
+
+static wq_rc schema_refuse(struct wq__store *s, int version, int foreign, unsigned flags,
+			   wq_error *err)
+{
+	if (version > WQ_SCHEMA_VERSION)
+		return wq__err(err, WQ_ESCHEMA,
+			       "database schema version %d is newer than this wakeq (supports %d); "
+			       "upgrade wakeq",
+			       version, WQ_SCHEMA_VERSION);
+	if (version == 0 && foreign)
+		return wq__err(err, WQ_ESCHEMA,
+			       "database %s is not a wakeq database (it has tables but no "
+			       "schema_version)",
+			       s->path);
+	if (!(flags & WQ_OPEN_MIGRATE) && version == 0)
+		return wq__err(err, WQ_ESCHEMA,
+			       "database %s is not initialised (run 'wakeq init')", s->path);
+	if (!(flags & WQ_OPEN_MIGRATE) && version < WQ_SCHEMA_VERSION)
+		return wq__err(err, WQ_ESCHEMA,
+			       "database schema version %d is older than this wakeq (supports %d); "
+			       "run 'wakeq init' to migrate it",
+			       version, WQ_SCHEMA_VERSION);
+	return WQ_OK;
+}
+
+/* Applies the missing migration steps, each in its own transaction. Another process may
+ * migrate at the same time: each step re-reads the version under the write lock. */
+static wq_rc migrate(struct wq__store *s, int version, wq_error *err)
+{
+	sqlite3_stmt *st;
+	char *msg = NULL;
+	size_t i;
+	int foreign, src;
+	wq_rc rc;
+
+	for (i = 0; i < WQ__ARRAY_LEN(migrations); i++) {
+		if (migrations[i].version <= version)
+			continue;
+		rc = tx_begin_write(s, err);
+		if (rc)
+			return rc;
+		rc = schema_read(s, &version, &foreign, err);
+		if (!rc)
+			rc = schema_refuse(s, version, foreign, WQ_OPEN_MIGRATE, err);
+		if (rc)
+			goto fail;
+		if (migrations[i].version <= version) {
+			tx_rollback(s);
+			continue;
+		}
+		src = sqlite3_exec(s->db, migrations[i].sql, NULL, NULL, &msg);
+		if (src != SQLITE_OK) {
+			rc = wq__err(err, (src & 0xff) == SQLITE_BUSY ? WQ_EBUSY : WQ_ESTORE,
+				     "database %s: migration to schema version %d failed: %s",
+				     s->path, migrations[i].version,
+				     msg ? msg : sqlite3_errstr(src));
+			sqlite3_free(msg);
+			goto fail;
+		}
+		rc = stmt(s, SQL_SET_VERSION, &st, err);
+		if (rc)
+			goto fail;
+		if (sqlite3_bind_int(st, 1, migrations[i].version) != SQLITE_OK) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			stmt_done(st);
+			goto fail;
+		}
+		rc = run(s, st, "record schema version", NULL, err);
+		if (rc)
+			goto fail;
+		rc = tx_commit(s, err);
+		if (rc)
+			return rc;
+		version = migrations[i].version;
+	}
+	return WQ_OK;
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_open(const char *url, unsigned flags, struct wq__store **out, wq_error *err)
+{
+	struct wq__store *s = NULL;
+	const char *path;
+	struct stat sb;
+	int oflags, src, version = 0, foreign = 0;
+	wq_rc rc;
+
+	if (!url)
+		return wq__err(err, WQ_EINVAL, "no database path given");
+	path = url_path(url);
+	if (!*path)
+		return wq__err(err, WQ_EINVAL, "empty database path in '%s'", url);
+	if (!(flags & WQ_OPEN_MIGRATE) && strcmp(path, ":memory:") != 0 &&
+	    stat(path, &sb) != 0) {
+		if (errno == ENOENT)
+			return wq__err(err, WQ_ESCHEMA,
+				       "database %s is not initialised (run 'wakeq init')", path);
+		return wq__err(err, WQ_EIO, "database %s: %s", path, strerror(errno));
+	}
+
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = xstrdup(path))) {
+		free(s);
+		return wq__err(err, WQ_ENOMEM, "out of memory (opening %s)", path);
+	}
+	/* One handle is used by one thread at a time (wakeq.h): no connection mutex. */
+	oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	if (flags & WQ_OPEN_MIGRATE)
+		oflags |= SQLITE_OPEN_CREATE;
+	src = sqlite3_open_v2(s->path, &s->db, oflags, NULL);
+	if (src != SQLITE_OK) {
+		if (!s->db)
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (opening %s)", path);
+		else
+			rc = wq__err(err, (src & 0xff) == SQLITE_NOMEM ? WQ_ENOMEM : WQ_EIO,
+				     "cannot open database %s: %s", path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+
+	rc = set_pragmas(s, err);
+	if (rc)
+		goto fail;
+	rc = schema_read(s, &version, &foreign, err);
+	if (rc)
+		goto fail;
+	rc = schema_refuse(s, version, foreign, flags, err);
+	if (rc)
+		goto fail;
+	if (version < WQ_SCHEMA_VERSION) {
+		rc = migrate(s, version, err);
+		if (rc)
+			goto fail;
+	}
+	*out = s;
+	return WQ_OK;
+fail:
+	store_free(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ reads ---- */
+
+static void read_task(sqlite3_stmt *st, wq_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(st, 0);
+	col_str(st, 1, t->kind, sizeof(t->kind));
+	col_str(st, 2, t->tenant, sizeof(t->tenant));
+	col_str(st, 3, t->scope, sizeof(t->scope));
+	col_str(st, 4, t->operation, sizeof(t->operation));
+	t->state = state_parse(sqlite3_column_text(st, 5));
+	t->priority = sqlite3_column_int(st, 6);
+	t->payload_version = sqlite3_column_int(st, 7);
+	t->payload_size = sqlite3_column_int64(st, 8);
+	col_str(st, 9, t->payload_sha256, sizeof(t->payload_sha256));
+	t->attempts = sqlite3_column_int(st, 10);
+	t->max_attempts = sqlite3_column_int(st, 11);
+	t->created_at = sqlite3_column_int64(st, 12);
+	t->updated_at = sqlite3_column_int64(st, 13);
+	t->due_at = sqlite3_column_int64(st, 14);
+	t->started_at = sqlite3_column_int64(st, 15);
+	t->finished_at = sqlite3_column_int64(st, 16);
+	col_str(st, 17, t->instance, sizeof(t->instance));
+	col_str(st, 18, t->reason, sizeof(t->reason));
+	col_str(st, 19, t->reason_detail, sizeof(t->reason_detail));
+	col_str(st, 20, t->outcome, sizeof(t->outcome));
+	t->cancel_requested = sqlite3_column_int(st, 21);
+	t->has_result = sqlite3_column_int(st, 22);
+	t->result_size = sqlite3_column_int64(st, 23);
+	col_str(st, 24, t->result_sha256, sizeof(t->result_sha256));
+}
+
+static wq_rc sq_get(struct wq__store *s, int64_t id, wq_task *out, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_TASK_GET, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		read_task(st, out);
+	else if (src == SQLITE_DONE)
+		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
+	else
+		rc = db_fail(s, src, "read task", err);
+out:
+	stmt_done(st);
+	return rc;
+}
+
+static wq_rc sq_list(struct wq__store *s, const wq_list_filter *f, wq_task **out, size_t *n,
+		     wq_error *err)
+{
+	static const wq_list_filter none;
+	wq_task *arr = NULL;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	enum sql which;
+	int b, src, limit;
+	wq_rc rc;
+
+	if (!f)
+		f = &none;
+	if (f->state && !state_str(f->state))
+		return wq__err(err, WQ_EINVAL, "list filter: no state %d", (int)f->state);
+	if (f->limit < 0)
+		return wq__err(err, WQ_EINVAL, "list filter: negative limit %d", f->limit);
+	limit = f->limit ? f->limit : LIST_LIMIT_DEFAULT;
+	if (f->state)
+		which = f->kind ? SQL_LIST_STATE_KIND : SQL_LIST_STATE;
+	else
+		which = f->kind ? SQL_LIST_KIND : SQL_LIST_ALL;
+
+	rc = stmt(s, which, &st, err);
+	if (rc)
+		return rc;
+	b = f->state ? bind_str(st, 1, state_str(f->state)) : SQLITE_OK;
+	b |= f->kind ? bind_str(st, 2, f->kind) : SQLITE_OK;
+	b |= sqlite3_bind_int(st, 3, limit);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (listing tasks)");
+			goto out;
+		}
+		read_task(st, &arr[cnt++]);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "list tasks", err);
+		goto out;
+	}
+	stmt_done(st);
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+out:
+	stmt_done(st);
+	free(arr);
+	return rc;
+}
+
+static wq_rc sq_result(struct wq__store *s, int64_t id, char **body, size_t *len,
+		       wq_error *err)
+{
+	sqlite3_stmt *st;
+	const void *blob;
+	char *copy;
+	size_t size;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_RESULT, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_DONE) {
+		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
+		goto out;
+	}
+	if (src != SQLITE_ROW) {
+		rc = db_fail(s, src, "read result", err);
+		goto out;
+	}
+	if (!sqlite3_column_int(st, 0)) {
+		rc = wq__err(err, WQ_ENOTFOUND, "task %" PRId64 " has no stored result", id);
+		goto out;
+	}
+	blob = sqlite3_column_blob(st, 1);
+	size = (size_t)sqlite3_column_bytes(st, 1);
+	copy = malloc(size + 1);
+	if (!copy) {
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (result of task %" PRId64 ", %zu bytes)",
+			     id, size);
+		goto out;
+	}
+	if (size)
+		memcpy(copy, blob, size);
+	copy[size] = '\0';
+	*body = copy;
+	*len = size;
+out:
+	stmt_done(st);
+	return rc;
+}
+
+/* Within a transaction: WQ_OK when task `id` exists, WQ_ENOTFOUND otherwise. */
+static wq_rc task_exists(struct wq__store *s, int64_t id, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_TASK_EXISTS, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+	} else {
+		src = sqlite3_step(st);
+		if (src == SQLITE_DONE)
+			rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
+		else if (src != SQLITE_ROW)
+			rc = db_fail(s, src, "read task", err);
+	}
+	stmt_done(st);
+	return rc;
+}
+
+static wq_rc sq_events(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
+		       wq_error *err)
+{
+	wq_event *arr = NULL, *e;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	wq_rc rc;
+	int src;
+
+	rc = tx_begin_read(s, err);
+	if (rc)
+		return rc;
+	rc = task_exists(s, task_id, err);
+	if (rc)
+		goto out;
+	rc = stmt(s, SQL_EVENTS, &st, err);
+	if (rc)
+		goto out;
+	if (sqlite3_bind_int64(st, 1, task_id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (timeline of task %" PRId64 ")",
+				     task_id);
+			goto out;
+		}
+		e = &arr[cnt++];
+		memset(e, 0, sizeof(*e));
+		e->id = sqlite3_column_int64(st, 0);
+		e->task_id = sqlite3_column_int64(st, 1);
+		e->at = sqlite3_column_int64(st, 2);
+		e->attempt = sqlite3_column_int(st, 3);
+		col_str(st, 4, e->type, sizeof(e->type));
+		col_str(st, 5, e->instance, sizeof(e->instance));
+		col_str(st, 6, e->detail, sizeof(e->detail));
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "read timeline", err);
+		goto out;
+	}
+	stmt_done(st);
+	st = NULL;
+	rc = tx_commit(s, err);
+	if (rc)
+		goto out;
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+out:
+	stmt_done(st);
+	tx_rollback(s);
+	free(arr);
+	return rc;
+}
+
+/* Runs a query of one int64 column into a malloc'd array. */
+static wq_rc id_query(struct wq__store *s, sqlite3_stmt *st, const char *what, int64_t **ids,
+		      size_t *n, wq_error *err)
+{
+	int64_t *arr = NULL;
+	size_t cnt = 0, cap = 0;
+	wq_rc rc = WQ_OK;
+	int src;
+
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
+			goto out;
+		}
+		arr[cnt++] = sqlite3_column_int64(st, 0);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, what, err);
+		goto out;
+	}
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*ids = arr;
+	*n = cnt;
+	arr = NULL;
+out:
+	stmt_done(st);
+	free(arr);
+	return rc;
+}
+
+static wq_rc sq_cancel_requests(struct wq__store *s, const char *instance, int64_t **ids,
+				size_t *n, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, SQL_CANCEL_REQUESTS, &st, err);
+
+	if (rc)
+		return rc;
+	if (bind_str(st, 1, instance) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return id_query(s, st, "read cancel requests", ids, n, err);
+}
+
+static wq_rc sq_interrupted_of_kind(struct wq__store *s, const char *kind, int limit,
+				    int64_t **ids, size_t *n, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b;
+
+	if (limit <= 0) {
+		*ids = NULL;
+		*n = 0;
+		return WQ_OK;
+	}
+	rc = stmt(s, SQL_INTERRUPTED_OF_KIND, &st, err);
+	if (rc)
+		return rc;
+	b = bind_str(st, 1, kind);
+	b |= sqlite3_bind_int(st, 2, limit);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return id_query(s, st, "read interrupted tasks", ids, n, err);
+}
+
+static wq_rc sq_next_due(struct wq__store *s, const char *const *kinds, size_t nkinds,
+			 int64_t *due_out, int *running_out, wq_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	char *kj;
+	wq_rc rc;
+	int src;
+
+	rc = kinds_json(kinds, nkinds, &kj, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_NEXT_DUE, &st, err);
+	if (rc)
+		goto out;
+	if (bind_str(st, 1, kj) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	src = sqlite3_step(st);
+	if (src != SQLITE_ROW) {
+		rc = db_fail(s, src, "read next due time", err);
+		goto out;
+	}
+	*due_out = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 0);
+	*running_out = sqlite3_column_int(st, 1) != 0;
+out:
+	stmt_done(st);
+	free(kj);
+	return rc;
+}
+
+static wq_rc sq_instance_list(struct wq__store *s, struct wq__instance **out, size_t *n,
+			      wq_error *err)
+{
+	struct wq__instance *arr = NULL, *in;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_INSTANCE_LIST, &st, err);
+	if (rc)
+		return rc;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (listing instances)");
+			goto out;
+		}
+		in = &arr[cnt++];
+		memset(in, 0, sizeof(*in));
+		col_str(st, 0, in->id, sizeof(in->id));
+		col_str(st, 1, in->host, sizeof(in->host));
+		in->pid = sqlite3_column_int64(st, 2);
+		in->proc_start = sqlite3_column_int64(st, 3);
+		in->started_at = sqlite3_column_int64(st, 4);
+		in->heartbeat_at = sqlite3_column_int64(st, 5);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "list instances", err);
+		goto out;
+	}
+	stmt_done(st);
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+out:
+	stmt_done(st);
+	free(arr);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ enqueue ---- */
+
+static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64_t *id_out,
+			wq_error *err)
+{
+	sqlite3_stmt *st;
+	json_t *d;
+	int64_t id;
+	wq_rc rc;
+	int b, src;
+
+	if (!t->kind || !t->operation || !t->payload_sha256)
+		return wq__err(err, WQ_EINVAL, "enqueue: kind, operation and payload hash are "
+					       "required");
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_TASK_INSERT, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, t->kind);
+	b |= bind_str(st, 2, t->tenant);
+	b |= bind_str(st, 3, t->scope);
+	b |= bind_str(st, 4, t->operation);
+	b |= sqlite3_bind_text64(st, 5, t->payload ? t->payload : "",
+				 t->payload ? t->payload_len : 0, SQLITE_STATIC, SQLITE_UTF8);
+	b |= sqlite3_bind_int64(st, 6, (sqlite3_int64)t->payload_len);
+	b |= bind_str(st, 7, t->payload_sha256);
+	b |= sqlite3_bind_int(st, 8, t->payload_version);
+	b |= sqlite3_bind_int(st, 9, t->priority);
+	b |= sqlite3_bind_int64(st, 10, t->due_at);
+	b |= sqlite3_bind_int64(st, 11, t->order_at);
+	b |= sqlite3_bind_int64(st, 12, t->now);
+	b |= sqlite3_bind_int(st, 13, t->max_attempts);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_CONSTRAINT_UNIQUE)
+		rc = wq__err(err, WQ_ECONFLICT, "operation %s already exists", t->operation);
+	else if (src != SQLITE_DONE)
+		rc = db_fail(s, src, "insert task", err);
+	stmt_done(st);
+	if (rc)
+		goto fail;
+	id = sqlite3_last_insert_rowid(s->db);
+
+	if (!(d = jobj(err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	if (jset_str(d, "kind", t->kind, WQ_KIND_MAX) || jset_int(d, "priority", t->priority) ||
+	    jset_int(d, "due_at", t->due_at) ||
+	    jset_int(d, "payload_size", (json_int_t)t->payload_len) ||
+	    jset_str(d, "payload_sha256", t->payload_sha256, WQ_SHA256_HEX - 1) ||
+	    jset_int(d, "payload_version", t->payload_version) ||
+	    jset_int(d, "max_attempts", t->max_attempts)) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = event_insert(s, id, t->now, 0, "accepted", "", d, err);
+	if (rc)
+		goto fail;
+	rc = tx_commit(s, err);
+	if (rc)
+		return rc;
+	*id_out = id;
+	return WQ_OK;
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ claim ---- */
+
+struct claim_row {
+	struct wq__claimed c;
+	int64_t order_at;
+};
+
+static int claim_row_cmp(const void *a, const void *b)
+{
+	const struct claim_row *x = a, *y = b;
+
+	if (x->order_at != y->order_at)
+		return x->order_at < y->order_at ? -1 : 1;
+	if (x->c.id != y->c.id)
+		return x->c.id < y->c.id ? -1 : 1;
+	return 0;
+}
+
+static wq_rc attempt_insert(struct wq__store *s, int64_t task_id, int attempt,
+			    const char *instance, int64_t now, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, SQL_ATTEMPT_INSERT, &st, err);
+	int b;
+
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int(st, 2, attempt);
+	b |= bind_str(st, 3, instance);
+	b |= sqlite3_bind_int64(st, 4, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return run(s, st, "insert attempt", NULL, err);
+}
+
+static wq_rc attempt_finish(struct wq__store *s, int64_t task_id, int attempt, int64_t now,
+			    const char *outcome, const char *reason, int exit_status,
+			    wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, SQL_ATTEMPT_FINISH, &st, err);
+	int b;
+
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int(st, 2, attempt);
+	b |= sqlite3_bind_int64(st, 3, now);
+	b |= bind_str(st, 4, outcome);
+	b |= bind_str(st, 5, reason);
+	b |= sqlite3_bind_int(st, 6, exit_status);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return run(s, st, "record attempt", NULL, err);
+}
+
+static void claim_rows_free(struct claim_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; rows && i < n; i++)
+		free(rows[i].c.payload);
+	free(rows);
+}
+
+static wq_rc sq_claim(struct wq__store *s, const struct wq__claim_req *req,
+		      struct wq__claimed **out, size_t *n, wq_error *err)
+{
+	struct claim_row *rows = NULL, *r;
+	struct wq__claimed *arr = NULL;
+	size_t cnt = 0, cap = 0, i, plen;
+	sqlite3_stmt *st = NULL;
+	const unsigned char *payload;
+	char *kj = NULL;
+	json_t *d;
+	wq_rc rc;
+	int b, src;
+
+	if (!req->instance || !*req->instance)
+		return wq__err(err, WQ_EINVAL, "claim: no instance given");
+	if (req->limit <= 0 || req->nkinds == 0) {
+		*out = NULL;
+		*n = 0;
+		return WQ_OK;
+	}
+	rc = kinds_json(req->kinds, req->nkinds, &kj, err);
+	if (rc)
+		return rc;
+	rc = tx_begin_write(s, err);
+	if (rc) {
+		free(kj);
+		return rc;
+	}
+	rc = stmt(s, SQL_CLAIM, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, req->instance);
+	b |= sqlite3_bind_int64(st, 2, req->now);
+	b |= bind_str(st, 3, kj);
+	b |= sqlite3_bind_int(st, 4, req->limit);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto fail;
+	}
+	/* Collect everything first: RETURNING rows are read before the follow-up inserts. */
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&rows, &cap, cnt, sizeof(*rows)))
+			goto nomem;
+		r = &rows[cnt];
+		memset(r, 0, sizeof(*r));
+		r->c.id = sqlite3_column_int64(st, 0);
+		r->c.attempt = sqlite3_column_int(st, 1);
+		col_str(st, 2, r->c.kind, sizeof(r->c.kind));
+		col_str(st, 3, r->c.tenant, sizeof(r->c.tenant));
+		col_str(st, 4, r->c.scope, sizeof(r->c.scope));
+		col_str(st, 5, r->c.operation, sizeof(r->c.operation));
+		r->c.payload_version = sqlite3_column_int(st, 6);
+		r->c.max_attempts = sqlite3_column_int(st, 7);
+		payload = sqlite3_column_text(st, 8);
+		plen = (size_t)sqlite3_column_bytes(st, 8);
+		r->order_at = sqlite3_column_int64(st, 9);
+		r->c.payload = malloc(plen + 1);
+		if (!r->c.payload)
+			goto nomem;
+		cnt++;
+		if (plen)
+			memcpy(r->c.payload, payload, plen);
+		r->c.payload[plen] = '\0';
+		r->c.payload_len = plen;
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "claim tasks", err);
+		goto fail;
+	}
+	stmt_done(st);
+	st = NULL;
+
+	for (i = 0; i < cnt; i++) {
+		r = &rows[i];
+		rc = attempt_insert(s, r->c.id, r->c.attempt, req->instance, req->now, err);
+		if (rc)
+			goto fail;
+		if (!(d = jobj(err))) {
+			rc = WQ_ENOMEM;
+			goto fail;
+		}
+		if (jset_attempt(d, r->c.id, r->c.attempt) ||
+		    jset_str(d, "instance", req->instance, WQ_NAME_MAX)) {
+			rc = jfail(d, err);
+			goto fail;
+		}
+		rc = event_insert(s, r->c.id, req->now, r->c.attempt, "claimed", req->instance,
+				  d, err);
+		if (rc)
+			goto fail;
+	}
+	/* Allocate before COMMIT: once committed the tasks are running under this instance,
+	 * and a failure after that point would strand them. */
+	if (cnt) {
+		arr = malloc(cnt * sizeof(*arr));
+		if (!arr)
+			goto nomem;
+	}
+	rc = tx_commit(s, err);
+	if (rc)
+		goto fail;
+
+	/* RETURNING order is unspecified. */
+	if (cnt > 1)
+		qsort(rows, cnt, sizeof(*rows), claim_row_cmp);
+	for (i = 0; i < cnt; i++)
+		arr[i] = rows[i].c; /* the payload moves over */
+	free(rows);
+	free(kj);
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+nomem:
+	rc = wq__err(err, WQ_ENOMEM, "out of memory (claiming tasks)");
+fail:
+	stmt_done(st);
+	tx_rollback(s);
+	claim_rows_free(rows, cnt);
+	free(arr);
+	free(kj);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ finish ---- */
+
+static const char *finish_name(enum wq__finish_kind k)
+{
+	switch (k) {
+	case WQ__FINISH_SUCCEEDED:
+		return "succeeded";
+	case WQ__FINISH_RETRY:
+		return "retry";
+	case WQ__FINISH_FAILED:
+		return "failed";
+	case WQ__FINISH_INTERRUPTED:
+		return "interrupted";
+	case WQ__FINISH_CANCELLED:
+		return "cancelled";
+	}
+	return NULL;
+}
+
+/* The event that records outcome o. NULL with err set when out of memory. */
+static json_t *finish_detail(const struct wq__outcome *o, const char **type, wq_error *err)
+{
+	json_t *d = jobj(err);
+	int bad;
+
+	if (!d)
+		return NULL;
+	bad = jset_attempt(d, o->task_id, o->attempt);
+	switch (o->kind) {
+	case WQ__FINISH_SUCCEEDED:
+		*type = "succeeded";
+		bad |= jset_int(d, "result_size", o->result ? (json_int_t)o->result_len : 0);
+		if (o->result)
+			bad |= jset_str(d, "result_sha256", o->result_sha256, WQ_SHA256_HEX - 1);
+		if (o->outcome && *o->outcome)
+			bad |= jset_str(d, "outcome", o->outcome, WQ_REASON_MAX);
+		break;
+	case WQ__FINISH_RETRY:
+		*type = "retry-scheduled";
+		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
+		bad |= jset_int(d, "exit_status", o->exit_status);
+		bad |= jset_int(d, "retry_at", o->retry_at);
+		break;
+	case WQ__FINISH_FAILED:
+		*type = "failed";
+		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
+		bad |= jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
+		bad |= jset_int(d, "exit_status", o->exit_status);
+		break;
+	case WQ__FINISH_INTERRUPTED:
+		*type = "interrupted";
+		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
+		bad |= jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
+		bad |= jset_int(d, "signal", o->signal);
+		break;
+	case WQ__FINISH_CANCELLED:
+		*type = "cancelled";
+		break;
+	}
+	if (bad) {
+		jfail(d, err);
+		return NULL;
+	}
+	return d;
+}
+
+/* The conditional UPDATE found no row owned by this attempt: say so on the timeline. */
+static wq_rc finish_stale(struct wq__store *s, const struct wq__outcome *o, wq_error *err)
+{
+	sqlite3_stmt *st;
+	char state[16] = "", owner[WQ_NAME_MAX + 1] = "";
+	json_t *d;
+	int attempt = 0, src;
+	wq_rc rc;
+
+	rc = stmt(s, SQL_TASK_STATE, &st, err);
+	if (rc)
+		goto fail;
+	if (sqlite3_bind_int64(st, 1, o->task_id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		col_str(st, 0, state, sizeof(state));
+		attempt = sqlite3_column_int(st, 1);
+		col_str(st, 2, owner, sizeof(owner));
+	} else if (src == SQLITE_DONE) {
+		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, o->task_id);
+	} else {
+		rc = db_fail(s, src, "read task", err);
+	}
+	stmt_done(st);
+	if (rc)
+		goto fail;
+
+	if (!(d = jobj(err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	if (jset_attempt(d, o->task_id, o->attempt) ||
+	    jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
+	    jset_str(d, "outcome", finish_name(o->kind), WQ_REASON_MAX)) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = event_insert(s, o->task_id, o->now, o->attempt, "stale-outcome", o->instance, d,
+			  err);
+	if (rc)
+		goto fail;
+	rc = tx_commit(s, err);
+	if (rc)
+		return rc;
+	if (strcmp(state, "running") == 0 && attempt == o->attempt)
+		return wq__err(err, WQ_ESTALE,
+			       "task %" PRId64 " attempt %" PRId64 ".%d no longer owns the task "
+			       "(it is running under instance %s)",
+			       o->task_id, o->task_id, o->attempt, owner);
+	return wq__err(err, WQ_ESTALE,
+		       "task %" PRId64 " attempt %" PRId64 ".%d no longer owns the task "
+		       "(now %s, attempt %d)",
+		       o->task_id, o->task_id, o->attempt, state, attempt);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_finish(struct wq__store *s, const struct wq__outcome *o, wq_error *err)
+{
+	static const enum sql by_kind[] = {
+		[WQ__FINISH_SUCCEEDED] = SQL_FINISH_SUCCEEDED,
+		[WQ__FINISH_RETRY] = SQL_FINISH_RETRY,
+		[WQ__FINISH_FAILED] = SQL_FINISH_FAILED,
+		[WQ__FINISH_INTERRUPTED] = SQL_FINISH_INTERRUPTED,
+		[WQ__FINISH_CANCELLED] = SQL_FINISH_CANCELLED,
+	};
+	sqlite3_stmt *st;
+	const char *type = NULL;
+	json_t *d;
+	wq_rc rc;
+	int b, changes = 0;
+
+	if (!finish_name(o->kind))
+		return wq__err(err, WQ_EINVAL, "finish: unknown outcome kind %d", (int)o->kind);
+	if (!o->instance)
+		return wq__err(err, WQ_EINVAL, "finish: no instance given");
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, by_kind[o->kind], &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, o->task_id);
+	b |= sqlite3_bind_int(st, 2, o->attempt);
+	b |= bind_str(st, 3, o->instance);
+	b |= sqlite3_bind_int64(st, 4, o->now);
+	switch (o->kind) {
+	case WQ__FINISH_SUCCEEDED:
+		b |= bind_str(st, 5, o->outcome);
+		if (o->result) {
+			b |= sqlite3_bind_blob64(st, 6, o->result, o->result_len, SQLITE_STATIC);
+			b |= sqlite3_bind_int64(st, 7, (sqlite3_int64)o->result_len);
+			b |= bind_str(st, 8, o->result_sha256);
+			b |= sqlite3_bind_int(st, 9, 1);
+		} else {
+			b |= sqlite3_bind_null(st, 6);
+			b |= sqlite3_bind_int64(st, 7, 0);
+			b |= bind_str(st, 8, "");
+			b |= sqlite3_bind_int(st, 9, 0);
+		}
+		b |= sqlite3_bind_int(st, 10, o->exit_status);
+		break;
+	case WQ__FINISH_RETRY:
+		b |= sqlite3_bind_int64(st, 5, o->retry_at);
+		b |= bind_str(st, 6, o->reason);
+		b |= bind_str(st, 7, o->reason_detail);
+		b |= sqlite3_bind_int(st, 8, o->exit_status);
+		break;
+	case WQ__FINISH_FAILED:
+	case WQ__FINISH_INTERRUPTED:
+	case WQ__FINISH_CANCELLED:
+		b |= bind_str(st, 5, o->reason);
+		b |= bind_str(st, 6, o->reason_detail);
+		b |= sqlite3_bind_int(st, 7, o->exit_status);
+		break;
+	}
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = run(s, st, "record outcome", &changes, err);
+	if (rc)
+		goto fail;
+	if (changes == 0)
+		return finish_stale(s, o, err);
+
+	rc = attempt_finish(s, o->task_id, o->attempt, o->now, finish_name(o->kind), o->reason,
+			    o->exit_status, err);
+	if (rc)
+		goto fail;
+	if (!(d = finish_detail(o, &type, err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	rc = event_insert(s, o->task_id, o->now, o->attempt, type, o->instance, d, err);
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ cancel / resolve ---- */
+
+struct task_state {
+	char state[16];
+	int attempt;
+	char instance[WQ_NAME_MAX + 1];
+	int cancel_requested;
+};
+
+/* Within a transaction: the current state of task `id`, or WQ_ENOTFOUND. */
+static wq_rc task_state(struct wq__store *s, int64_t id, struct task_state *ts,
+			wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_TASK_STATE, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+	} else {
+		src = sqlite3_step(st);
+		if (src == SQLITE_ROW) {
+			col_str(st, 0, ts->state, sizeof(ts->state));
+			ts->attempt = sqlite3_column_int(st, 1);
+			col_str(st, 2, ts->instance, sizeof(ts->instance));
+			ts->cancel_requested = sqlite3_column_int(st, 3);
+		} else if (src == SQLITE_DONE) {
+			rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
+		} else {
+			rc = db_fail(s, src, "read task", err);
+		}
+	}
+	stmt_done(st);
+	return rc;
+}
+
+/* A conditional UPDATE that must change exactly one row (the state was read just before
+ * under the same write lock, so 0 rows means the store is not what we believe). */
+static wq_rc transition(struct wq__store *s, sqlite3_stmt *st, int64_t id, const char *from,
+			wq_error *err)
+{
+	int changes = 0;
+	wq_rc rc = run(s, st, "update task", &changes, err);
+
+	if (!rc && changes != 1)
+		rc = wq__err(err, WQ_ESTATE, "task %" PRId64 " is no longer %s", id, from);
+	return rc;
+}
+
+static wq_rc sq_cancel(struct wq__store *s, int64_t id, int64_t now, wq_state *state_out,
+		       wq_error *err)
+{
+	struct task_state ts;
+	sqlite3_stmt *st;
+	wq_state after;
+	json_t *d;
+	wq_rc rc;
+	int b;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = task_state(s, id, &ts, err);
+	if (rc)
+		goto fail;
+
+	if (strcmp(ts.state, "pending") == 0) {
+		rc = stmt(s, SQL_CANCEL_PENDING, &st, err);
+		if (rc)
+			goto fail;
+		b = sqlite3_bind_int64(st, 1, id);
+		b |= sqlite3_bind_int64(st, 2, now);
+		if (b) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			stmt_done(st);
+			goto fail;
+		}
+		rc = transition(s, st, id, "pending", err);
+		if (rc)
+			goto fail;
+		rc = event_insert(s, id, now, 0, "cancelled", "", NULL, err);
+		if (rc)
+			goto fail;
+		after = WQ_STATE_CANCELLED;
+	} else if (strcmp(ts.state, "running") == 0) {
+		after = WQ_STATE_RUNNING;
+		if (ts.cancel_requested) {
+			/* Already requested: nothing changes, nothing to record. */
+			tx_rollback(s);
+			*state_out = after;
+			return WQ_OK;
+		}
+		rc = stmt(s, SQL_CANCEL_REQUEST, &st, err);
+		if (rc)
+			goto fail;
+		b = sqlite3_bind_int64(st, 1, id);
+		b |= sqlite3_bind_int64(st, 2, now);
+		b |= sqlite3_bind_int(st, 3, ts.attempt);
+		if (b) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			stmt_done(st);
+			goto fail;
+		}
+		rc = transition(s, st, id, "running", err);
+		if (rc)
+			goto fail;
+		if (!(d = jobj(err))) {
+			rc = WQ_ENOMEM;
+			goto fail;
+		}
+		if (jset_attempt(d, id, ts.attempt)) {
+			rc = jfail(d, err);
+			goto fail;
+		}
+		rc = event_insert(s, id, now, ts.attempt, "cancel-requested", ts.instance, d, err);
+		if (rc)
+			goto fail;
+	} else {
+		rc = wq__err(err, WQ_ESTATE,
+			     "task %" PRId64 " is %s; only a pending or running task can be "
+			     "cancelled",
+			     id, ts.state);
+		goto fail;
+	}
+	rc = tx_commit(s, err);
+	if (rc)
+		return rc;
+	*state_out = after;
+	return WQ_OK;
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_resolve(struct wq__store *s, const struct wq__resolve *r, wq_error *err)
+{
+	struct task_state ts;
+	sqlite3_stmt *st;
+	const char *decision, *target = NULL;
+	json_t *d;
+	wq_rc rc;
+	int b;
+
+	switch (r->decision) {
+	case WQ_RESOLVE_RETRY:
+		decision = "retry";
+		break;
+	case WQ_RESOLVE_SUCCEEDED:
+		decision = target = "succeeded";
+		break;
+	case WQ_RESOLVE_FAILED:
+		decision = target = "failed";
+		break;
+	case WQ_RESOLVE_CANCEL:
+		decision = "cancel";
+		target = "cancelled";
+		break;
+	default:
+		return wq__err(err, WQ_EINVAL, "resolve: unknown decision %d", (int)r->decision);
+	}
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = task_state(s, r->task_id, &ts, err);
+	if (rc)
+		goto fail;
+	if (strcmp(ts.state, "interrupted") != 0) {
+		rc = wq__err(err, WQ_ESTATE,
+			     "task %" PRId64 " is %s; only an interrupted task can be resolved",
+			     r->task_id, ts.state);
+		goto fail;
+	}
+	rc = stmt(s, target ? SQL_RESOLVE_END : SQL_RESOLVE_RETRY, &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, r->task_id);
+	b |= sqlite3_bind_int64(st, 2, r->now);
+	if (target)
+		b |= bind_str(st, 3, target);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = transition(s, st, r->task_id, "interrupted", err);
+	if (rc)
+		goto fail;
+
+	if (!(d = jobj(err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	if (jset_str(d, "decision", decision, WQ_REASON_MAX) ||
+	    jset_str(d, "by", r->by ? r->by : "operator", WQ_REASON_MAX) ||
+	    (r->note && jset_str(d, "note", r->note, NOTE_MAX))) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = event_insert(s, r->task_id, r->now, ts.attempt, "resolved", "", d, err);
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ events ---- */
+
+static wq_rc sq_event(struct wq__store *s, int64_t task_id, int attempt, const char *type,
+		      const char *instance, const char *detail, int64_t now, wq_error *err)
+{
+	sqlite3_stmt *st;
+	json_t *parsed;
+	wq_rc rc;
+	int b, src;
+
+	if (!type || !*type || strlen(type) >= sizeof(((wq_event *)0)->type))
+		return wq__err(err, WQ_EINVAL, "event type '%s' is empty or too long", nz(type));
+	if (!detail)
+		detail = "{}";
+	if (strlen(detail) > DETAIL_MAX)
+		return wq__err(err, WQ_EINVAL, "event %s: detail is longer than %zu bytes", type,
+			       DETAIL_MAX);
+	parsed = json_loads(detail, 0, NULL);
+	b = json_is_object(parsed);
+	json_decref(parsed);
+	if (!b)
+		return wq__err(err, WQ_EINVAL, "event %s: detail is not a JSON object", type);
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_EVENT_INSERT, &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int64(st, 2, now);
+	b |= sqlite3_bind_int(st, 3, attempt);
+	b |= bind_str(st, 4, type);
+	b |= bind_str(st, 5, instance);
+	b |= bind_str(st, 6, detail);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_CONSTRAINT_FOREIGNKEY)
+		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, task_id);
+	else if (src != SQLITE_DONE)
+		rc = db_fail(s, src, "append event", err);
+	stmt_done(st);
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ instances ---- */
+
+static wq_rc sq_instance_register(struct wq__store *s, const struct wq__instance *in,
+				  wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b, src;
+
+	if (!in->id[0])
+		return wq__err(err, WQ_EINVAL, "instance id is empty");
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_INSTANCE_INSERT, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, in->id);
+	b |= bind_str(st, 2, in->host);
+	b |= sqlite3_bind_int64(st, 3, in->pid);
+	b |= sqlite3_bind_int64(st, 4, in->proc_start);
+	b |= sqlite3_bind_int64(st, 5, in->started_at);
+	b |= sqlite3_bind_int64(st, 6, in->heartbeat_at);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_CONSTRAINT_PRIMARYKEY || src == SQLITE_CONSTRAINT_UNIQUE)
+		rc = wq__err(err, WQ_ECONFLICT, "instance %s is already registered", in->id);
+	else if (src != SQLITE_DONE)
+		rc = db_fail(s, src, "register instance", err);
+	stmt_done(st);
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* Runs a one-statement write on an instance row; WQ_ENOTFOUND when it found no row. */
+static wq_rc instance_write(struct wq__store *s, enum sql id, const char *instance,
+			    int64_t now, const char *what, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b, changes = 0;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, id, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, instance);
+	if (id == SQL_INSTANCE_HEARTBEAT)
+		b |= sqlite3_bind_int64(st, 2, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = run(s, st, what, &changes, err);
+	if (rc)
+		goto fail;
+	if (changes == 0) {
+		rc = wq__err(err, WQ_ENOTFOUND,
+			     "no instance %s (it was declared lost or has stopped)", nz(instance));
+		goto fail;
+	}
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_instance_heartbeat(struct wq__store *s, const char *id, int64_t now,
+				   wq_error *err)
+{
+	return instance_write(s, SQL_INSTANCE_HEARTBEAT, id, now, "heartbeat", err);
+}
+
+static wq_rc sq_instance_unregister(struct wq__store *s, const char *id, wq_error *err)
+{
+	return instance_write(s, SQL_INSTANCE_DELETE, id, 0, "unregister instance", err);
+}
+
+struct interrupted_row {
+	int64_t id;
+	int attempt;
+	char instance[WQ_NAME_MAX + 1];
+};
+
+/* Within a transaction: steps an `UPDATE ... RETURNING id, attempt, instance` that moved
+ * running tasks to interrupted, then records each one's attempt and `interrupted` event. */
+static wq_rc interrupt_rows(struct wq__store *s, sqlite3_stmt *st, const char *reason,
+			    int64_t now, int *count, wq_error *err)
+{
+	struct interrupted_row *rows = NULL, *r;
+	size_t cnt = 0, cap = 0, i;
+	json_t *d;
+	wq_rc rc = WQ_OK;
+	int src;
+
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&rows, &cap, cnt, sizeof(*rows))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (interrupting tasks)");
+			goto out;
+		}
+		r = &rows[cnt++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->attempt = sqlite3_column_int(st, 1);
+		col_str(st, 2, r->instance, sizeof(r->instance));
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "interrupt tasks", err);
+		goto out;
+	}
+	stmt_done(st);
+	st = NULL;
+	for (i = 0; i < cnt; i++) {
+		r = &rows[i];
+		rc = attempt_finish(s, r->id, r->attempt, now, "interrupted", reason, -1, err);
+		if (rc)
+			goto out;
+		if (!(d = jobj(err))) {
+			rc = WQ_ENOMEM;
+			goto out;
+		}
+		if (jset_attempt(d, r->id, r->attempt) ||
+		    jset_str(d, "reason", reason, WQ_REASON_MAX)) {
+			rc = jfail(d, err);
+			goto out;
+		}
+		rc = event_insert(s, r->id, now, r->attempt, "interrupted", r->instance, d, err);
+		if (rc)
+			goto out;
+	}
+	*count = (int)cnt;
+out:
+	stmt_done(st);
+	free(rows);
+	return rc;
+}
+
+static wq_rc sq_instance_reap(struct wq__store *s, const char *id, int64_t seen_heartbeat,
+			      const char *reason, int64_t now, int *count, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b, changes = 0, n = 0;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_INSTANCE_REAP, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, id);
+	b |= sqlite3_bind_int64(st, 2, seen_heartbeat);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = run(s, st, "reap instance", &changes, err);
+	if (rc)
+		goto fail;
+	if (changes == 0) {
+		/* It heartbeat meanwhile (or is gone already): alive, or someone else's job. */
+		tx_rollback(s);
+		*count = 0;
+		return WQ_OK;
+	}
+	rc = stmt(s, SQL_INTERRUPT_INSTANCE, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, id);
+	b |= bind_str(st, 2, reason);
+	b |= sqlite3_bind_int64(st, 3, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = interrupt_rows(s, st, reason, now, &n, err);
+	if (rc)
+		goto fail;
+	rc = tx_commit(s, err);
+	if (rc)
+		return rc;
+	*count = n;
+	return WQ_OK;
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_reap_orphans(struct wq__store *s, const char *reason, int64_t now,
+			     int *count, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b, n = 0;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_INTERRUPT_ORPHANS, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, reason);
+	b |= sqlite3_bind_int64(st, 2, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = interrupt_rows(s, st, reason, now, &n, err);
+	if (rc)
+		goto fail;
+	rc = tx_commit(s, err);
+	if (rc)
+		return rc;
+	*count = n;
+	return WQ_OK;
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ the table ---- */
+
+const struct wq__store_methods wq__sqlite_methods = {
+	.version = 1,
+	.name = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.enqueue = sq_enqueue,
+	.get = sq_get,
+	.list = sq_list,
+	.result = sq_result,
+	.events = sq_events,
+	.claim = sq_claim,
+	.finish = sq_finish,
+	.cancel = sq_cancel,
+	.resolve = sq_resolve,
+	.event = sq_event,
+	.cancel_requests = sq_cancel_requests,
+	.interrupted_of_kind = sq_interrupted_of_kind,
+	.next_due = sq_next_due,
+	.instance_register = sq_instance_register,
+	.instance_heartbeat = sq_instance_heartbeat,
+	.instance_unregister = sq_instance_unregister,
+	.instance_list = sq_instance_list,
+	.instance_reap = sq_instance_reap,
+	.reap_orphans = sq_reap_orphans,
+};

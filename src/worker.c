@@ -1,0 +1,1086 @@
+/*
+ * worker.c — the worker daemon's event loop (SPEC §3, §4, §13).
+ *
+ * One libuv loop of our own runs everything in the thread that calls wq_worker_run: the
+ * poll timer and the zero-delay kick claim work, the heartbeat timer keeps the instance
+ * alive and runs recovery, cancel checks and the on_interrupt=retry policy, and each
+ * handler is a spawn (spawn.c) whose on_done records the outcome. The store handle is
+ * only ever used from this thread.
+ *
+ * Invariants:
+ *  - An outcome is recorded only after the handler exited and its output pipes reached
+ *    EOF (spawn.c guarantees it before on_done).
+ *  - Every outcome names the instance id the task was claimed under, so an attempt that
+ *    was declared lost while it ran is fenced off by the store (WQ_ESTALE) and only
+ *    logged, never retried.
+ *  - No claim is made unless the instance row is registered; drain stops claiming first.
+ */
+#include "internal.h"
+#include "instance.h"
+#include "spawn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#define WQ__POLICY_BATCH 100
+/* --until-idle waits for pending tasks due within this horizon (short retry backoffs,
+ * a task enqueued for "in a moment"); anything due later does not keep it alive. */
+#define WQ__IDLE_HORIZON WQ__US_PER_S
+
+enum wq__phase {
+	WQ__PH_NEW = 0,
+	WQ__PH_RUNNING,  /* claiming */
+	WQ__PH_DRAINING, /* no claims; waiting for handlers up to drain_timeout */
+	WQ__PH_KILLING,  /* handlers were sent SIGTERM (SIGKILL after grace) */
+	WQ__PH_CLOSING,  /* unregistered; handles closing */
+};
+
+enum wq__stop_why { WQ__STOP_NONE = 0, WQ__STOP_CANCEL, WQ__STOP_DRAIN };
+
+struct wq__job {
+	struct wq__job *next, *prev;
+	struct wq_worker *w;
+	struct wq__claimed t;                 /* owns t.payload */
+	const struct wq__kind_config *kind;   /* NULL when the config has no such kind */
+	char instance[WQ_NAME_MAX + 1];       /* the id the task was claimed under */
+	char attempt_id[48];
+	int max_attempts;
+	int64_t started_at;
+	struct wq__spawn *sp;                 /* NULL once finished */
+	enum wq__stop_why stop;
+};
+
+struct wq_worker {
+	wq_db *db;
+	const wq_config *cfg;
+	char *host;
+	char *db_url;
+	int until_idle;
+	int handle_signals;
+	void (*log)(void *ud, const char *level, const char *line);
+	void *log_ud;
+	char setpriv[4096];
+	const char **kinds;
+	size_t nkinds;
+	int concurrency;
+
+	uv_loop_t loop;
+	uv_async_t wake;
+	uv_timer_t poll, beat, drain, kick;
+	uv_signal_t sigterm, sigint;
+	int loop_ready;
+	int ran;
+
+	volatile sig_atomic_t stop_requests;
+	int stops_seen;
+	enum wq__phase phase;
+
+	struct wq__self self;
+	int registered;
+	struct wq__job *jobs;
+	int running;
+	int last_claim_empty;
+	int64_t last_beat; /* last successful heartbeat or registration */
+	wq_rc rc;
+	wq_error err;
+};
+
+static void wlog(void *ud, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void wlog(void *ud, const char *level, const char *fmt, ...)
+{
+	struct wq_worker *w = ud;
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (w->log) {
+		w->log(w->log_ud, level, line);
+	} else if (strcmp(level, "info") == 0) {
+		fprintf(stderr, "wakeq: %s\n", line);
+	} else {
+		fprintf(stderr, "wakeq: %s: %s\n", level, line);
+	}
+}
+
+static uint64_t ms_of(int64_t us)
+{
+	return us <= 0 ? 0 : (uint64_t)((us + 999) / 1000);
+}
+
+static const char *dur(int64_t us, char *buf, size_t sz)
+{
+	return wq_duration_format(us, buf, sz);
+}
+
+/* ------------------------------------------------------------------ stopping ---- */
+
+static void close_if_open(uv_handle_t *h)
+{
+	if (h->loop && !uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+/* Drained: leave the store and let uv_run return (the wake async is unref'd). */
+static void shutdown_now(struct wq_worker *w)
+{
+	wq_error e;
+	wq_rc rc;
+
+	if (w->phase == WQ__PH_CLOSING)
+		return;
+	w->phase = WQ__PH_CLOSING;
+	if (w->registered) {
+		rc = wq__instance_unregister(w->db, &w->self, &e);
+		if (rc != WQ_OK && rc != WQ_ENOTFOUND) {
+			wlog(w, "error", "unregistering instance %s: %s", w->self.id, e.message);
+			if (w->rc == WQ_OK) {
+				w->rc = rc;
+				w->err = e;
+			}
+		}
+		w->registered = 0;
+	}
+	wlog(w, "info", "instance %s stopped", w->self.id);
+	close_if_open((uv_handle_t *)&w->poll);
+	close_if_open((uv_handle_t *)&w->beat);
+	close_if_open((uv_handle_t *)&w->drain);
+	close_if_open((uv_handle_t *)&w->kick);
+	if (w->handle_signals) {
+		close_if_open((uv_handle_t *)&w->sigterm);
+		close_if_open((uv_handle_t *)&w->sigint);
+	}
+}
+
+static void stop_event(struct wq_worker *w, struct wq__job *j, const char *why)
+{
+	char detail[160];
+	wq_error e;
+	wq_rc rc;
+
+	snprintf(detail, sizeof(detail),
+		 "{\"attempt_id\":\"%s\",\"reason\":\"%s\",\"signal\":\"SIGTERM\"}",
+		 j->attempt_id, why);
+	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "stop-requested", j->instance,
+			detail, wq_now(), &e);
+	if (rc != WQ_OK)
+		wlog(w, "warning", "task %" PRId64 ": recording stop-requested: %s", j->t.id,
+		     e.message);
+}
+
+static void kill_rest(struct wq_worker *w)
+{
+	char g[32];
+
+	if (w->phase != WQ__PH_DRAINING)
+		return;
+	w->phase = WQ__PH_KILLING;
+	uv_timer_stop(&w->drain);
+	if (w->running == 0) {
+		shutdown_now(w);
+		return;
+	}
+	wlog(w, "warning", "drain: stopping %d handler(s) (SIGTERM, SIGKILL after %s)",
+	     w->running, dur(w->cfg->kill_grace, g, sizeof(g)));
+	for (struct wq__job *j = w->jobs; j; j = j->next) {
+		if (j->sp && wq__spawn_terminate(j->sp, w->cfg->kill_grace)) {
+			j->stop = WQ__STOP_DRAIN;
+			stop_event(w, j, "drain-deadline");
+		}
+	}
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+	kill_rest(t->data);
+}
+
+static void begin_drain(struct wq_worker *w, const char *why)
+{
+	char d[32];
+
+	if (w->phase != WQ__PH_RUNNING && w->phase != WQ__PH_NEW)
+		return;
+	w->phase = WQ__PH_DRAINING;
+	uv_timer_stop(&w->poll);
+	uv_timer_stop(&w->kick);
+	if (w->running == 0) {
+		wlog(w, "info", "%s: stopping", why);
+		shutdown_now(w);
+		return;
+	}
+	wlog(w, "info", "%s: draining, waiting up to %s for %d handler(s)", why,
+	     dur(w->cfg->drain_timeout, d, sizeof(d)), w->running);
+	uv_timer_start(&w->drain, on_drain_timeout, ms_of(w->cfg->drain_timeout), 0);
+}
+
+static void check_stop(struct wq_worker *w)
+{
+	int n = w->stop_requests;
+
+	if (n <= w->stops_seen || w->phase == WQ__PH_NEW)
+		return;
+	w->stops_seen = n;
+	if (w->phase == WQ__PH_RUNNING)
+		begin_drain(w, "stop requested");
+	if (n >= 2 && w->phase == WQ__PH_DRAINING) {
+		wlog(w, "info", "second stop request: not waiting for the drain deadline");
+		kill_rest(w);
+	}
+}
+
+static void on_wake(uv_async_t *a)
+{
+	check_stop(a->data);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	struct wq_worker *w = h->data;
+
+	wlog(w, "info", "received %s", signum == SIGINT ? "SIGINT" : "SIGTERM");
+	w->stop_requests++;
+	check_stop(w);
+}
+
+void wq_worker_stop(wq_worker *w)
+{
+	if (!w)
+		return;
+	w->stop_requests++;
+	if (w->loop_ready)
+		uv_async_send(&w->wake);
+}
+
+/* ------------------------------------------------------------------ outcomes ---- */
+
+static void unlink_job(struct wq_worker *w, struct wq__job *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		w->jobs = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	w->running--;
+	free(j->t.payload);
+	free(j);
+}
+
+static void on_kick(uv_timer_t *t);
+static void beat_once(struct wq_worker *w);
+
+/* Claim again at once: throughput is not bounded by the poll interval. */
+static void after_finish(struct wq_worker *w)
+{
+	if (w->phase == WQ__PH_RUNNING)
+		uv_timer_start(&w->kick, on_kick, 0, 0);
+}
+
+static const char *finish_name(enum wq__finish_kind k)
+{
+	switch (k) {
+	case WQ__FINISH_SUCCEEDED: return "succeeded";
+	case WQ__FINISH_RETRY: return "retry";
+	case WQ__FINISH_FAILED: return "failed";
+	case WQ__FINISH_INTERRUPTED: return "interrupted";
+	case WQ__FINISH_CANCELLED: return "cancelled";
+	}
+	return "?";
+}
+
+/* One printable line of handler stderr for the log: its last line, truncated. */
+static void stderr_summary(const struct wq__spawn_result *r, int with_line, char *buf,
+			   size_t sz)
+{
+	const char *s, *e;
+	size_t n, k = 0;
+	char line[128];
+
+	buf[0] = '\0';
+	if (r->err_total == 0)
+		return;
+	if (!with_line || !r->err || r->err_len == 0) {
+		snprintf(buf, sz, "; stderr %zu bytes", r->err_total);
+		return;
+	}
+	e = r->err + r->err_len;
+	while (e > r->err && (e[-1] == '\n' || e[-1] == '\r'))
+		e--;
+	s = e;
+	while (s > r->err && s[-1] != '\n')
+		s--;
+	n = (size_t)(e - s);
+	for (size_t i = 0; i < n && k < sizeof(line) - 4; i++)
+		line[k++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '"') ? '?' : s[i];
+	if (k < n)
+		line[k++] = '.', line[k++] = '.', line[k++] = '.';
+	line[k] = '\0';
+	snprintf(buf, sz, "; stderr %zu bytes, last line \"%s\"", r->err_total, line);
+}
+
+/*
+ * Records o for job j (retrying WQ_EBUSY), logs the outcome and forgets the job.
+ * `note` is extra log text (e.g. the stderr summary).
+ */
+static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
+		       const char *note)
+{
+	char when[WQ_TIME_BUFSZ], what[512];
+	wq_error e;
+	wq_rc rc;
+
+	o->task_id = j->t.id;
+	o->attempt = j->t.attempt;
+	o->instance = j->instance;
+	o->now = wq_now();
+	switch (o->kind) {
+	case WQ__FINISH_SUCCEEDED:
+		if (o->outcome)
+			snprintf(what, sizeof(what), "succeeded (%s)", o->outcome);
+		else if (o->result)
+			snprintf(what, sizeof(what), "succeeded (result %zu bytes)", o->result_len);
+		else
+			snprintf(what, sizeof(what), "succeeded (no result)");
+		break;
+	case WQ__FINISH_RETRY:
+		snprintf(what, sizeof(what), "failed (%s%s%s); retry %d/%d at %s", o->reason,
+			 o->reason_detail ? "; " : "", o->reason_detail ? o->reason_detail : "",
+			 j->t.attempt + 1, j->max_attempts, wq_time_format(o->retry_at, when));
+		break;
+	case WQ__FINISH_CANCELLED:
+		snprintf(what, sizeof(what), "cancelled (handler confirmed it stopped)");
+		break;
+	default:
+		snprintf(what, sizeof(what), "%s: %s%s%s", finish_name(o->kind), o->reason,
+			 o->reason_detail ? "; " : "", o->reason_detail ? o->reason_detail : "");
+		break;
+	}
+
+	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
+	if (rc == WQ_OK) {
+		wlog(w, o->kind == WQ__FINISH_SUCCEEDED || o->kind == WQ__FINISH_CANCELLED ||
+				o->kind == WQ__FINISH_RETRY ? "info" : "warning",
+		     "task %" PRId64 " attempt %s %s%s", j->t.id, j->attempt_id, what,
+		     note ? note : "");
+	} else if (rc == WQ_ESTALE) {
+		wlog(w, "warning",
+		     "task %" PRId64 " attempt %s lost: it no longer owns the task (instance %s); "
+		     "outcome \"%s\" not recorded",
+		     j->t.id, j->attempt_id, j->instance, what);
+	} else {
+		wlog(w, "error",
+		     "task %" PRId64 " attempt %s: recording outcome \"%s\" failed: %s (the task "
+		     "stays running until recovery interrupts it)",
+		     j->t.id, j->attempt_id, what, e.message);
+	}
+	unlink_job(w, j);
+	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
+		if (w->running == 0)
+			shutdown_now(w);
+	} else {
+		after_finish(w);
+	}
+}
+
+static int64_t retry_at(const struct wq__job *j, int64_t now)
+{
+	int64_t base = j->kind ? j->kind->retry_backoff : 0;
+	int64_t max = j->kind ? j->kind->retry_backoff_max : 0;
+
+	return now + wq__backoff(base, max, j->t.attempt, wq__random_unit());
+}
+
+/* For kinds that declared their effects safe to repeat: retry when attempts remain,
+ * else fail; returns 0 for kinds that hold the task as interrupted. */
+static int policy_retry(struct wq__job *j, struct wq__outcome *o, char *detail, size_t dsz)
+{
+	if (!j->kind || j->kind->on_interrupt != WQ__ON_INTERRUPT_RETRY)
+		return 0;
+	if (j->t.attempt < j->max_attempts) {
+		o->kind = WQ__FINISH_RETRY;
+		o->retry_at = retry_at(j, wq_now());
+	} else {
+		o->kind = WQ__FINISH_FAILED;
+		size_t len = strlen(detail);
+		snprintf(detail + len, dsz - len, "%sattempts exhausted (%d/%d)",
+			 len ? "; " : "", j->t.attempt, j->max_attempts);
+	}
+	return 1;
+}
+
+/*
+ * Exit status → outcome (SPEC §4). The handler's own word wins when it gives one, even
+ * after the worker asked it to stop: 0 and 3 mean it finished (a result is never thrown
+ * away), 75 means it stopped before any effect (→ cancelled after a cancel request, else
+ * retry). Anything else after a stop by the worker (a signal, another status) leaves the
+ * outcome unknown: interrupted with the worker's reason (runtime-limit, drain-deadline,
+ * killed/"cancel requested"). A signal nobody here sent is interrupted "killed". Kinds with
+ * on_interrupt=retry turn runtime-limit and killed into a retry while attempts remain.
+ */
+static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
+{
+	struct wq__job *j = ud;
+	struct wq_worker *w = j->w;
+	struct wq__outcome o;
+	char reason[WQ_REASON_MAX + 1], detail[WQ_DETAIL_MAX + 1], sha[WQ_SHA256_HEX];
+	char note[256], g[32];
+	int st = r->exit_status, sig = r->term_signal;
+	int by_us = j->stop != WQ__STOP_NONE || r->timed_out;
+
+	j->sp = NULL;
+	memset(&o, 0, sizeof(o));
+	reason[0] = detail[0] = '\0';
+	o.exit_status = sig ? -1 : st;
+	o.signal = sig;
+	o.reason = reason;
+	o.reason_detail = detail;
+
+	if (r->exec_failed) {
+		const char *m = r->err ? r->err : "";
+		size_t n = strcspn(m, "\n");
+
+		o.kind = WQ__FINISH_FAILED;
+		snprintf(reason, sizeof(reason), "spawn-failed");
+		snprintf(detail, sizeof(detail), "%.*s", (int)n, m);
+	} else if (!sig && st == 0 && r->out_too_large) {
+		o.kind = WQ__FINISH_FAILED;
+		snprintf(reason, sizeof(reason), "result-too-large");
+		snprintf(detail, sizeof(detail), "stdout was %zu bytes; result_max is %zu bytes",
+			 r->out_total, w->cfg->result_max);
+	} else if (!sig && st == 0) {
+		o.kind = WQ__FINISH_SUCCEEDED;
+		o.reason = NULL;
+		o.reason_detail = NULL;
+		if (r->out_len > 0) {
+			wq__sha256_hex(r->out, r->out_len, sha);
+			o.result = r->out;
+			o.result_len = r->out_len;
+			o.result_sha256 = sha;
+		}
+	} else if (!sig && st == 3) {
+		o.kind = WQ__FINISH_SUCCEEDED;
+		o.reason = NULL;
+		o.reason_detail = NULL;
+		o.outcome = "discarded";
+	} else if (!sig && st == 75) {
+		snprintf(reason, sizeof(reason), "exit-75");
+		if (j->stop == WQ__STOP_CANCEL) {
+			o.kind = WQ__FINISH_CANCELLED;
+			o.reason = NULL;
+			o.reason_detail = NULL;
+		} else if (j->t.attempt < j->max_attempts) {
+			o.kind = WQ__FINISH_RETRY;
+			o.reason_detail = NULL;
+			o.retry_at = retry_at(j, wq_now());
+		} else {
+			o.kind = WQ__FINISH_FAILED;
+			snprintf(detail, sizeof(detail), "attempts exhausted (%d/%d)", j->t.attempt,
+				 j->max_attempts);
+		}
+	} else if (by_us) {
+		/* The worker stopped it and it did not say it stopped cleanly: unknown. */
+		char how[48];
+
+		if (sig)
+			snprintf(how, sizeof(how), "signal %d", sig);
+		else
+			snprintf(how, sizeof(how), "exit %d after SIGTERM", st);
+		o.kind = WQ__FINISH_INTERRUPTED;
+		if (j->stop == WQ__STOP_CANCEL) {
+			snprintf(reason, sizeof(reason), "killed");
+			snprintf(detail, sizeof(detail), "cancel requested");
+		} else if (j->stop == WQ__STOP_DRAIN) {
+			snprintf(reason, sizeof(reason), "drain-deadline");
+			snprintf(detail, sizeof(detail), "%s", how);
+		} else {
+			snprintf(reason, sizeof(reason), "runtime-limit");
+			snprintf(detail, sizeof(detail), "timeout %s exceeded; %s",
+				 dur(j->kind ? j->kind->timeout : 0, g, sizeof(g)), how);
+			policy_retry(j, &o, detail, sizeof(detail));
+		}
+	} else if (sig) {
+		o.kind = WQ__FINISH_INTERRUPTED;
+		snprintf(reason, sizeof(reason), "killed");
+		snprintf(detail, sizeof(detail), "signal %d", sig);
+		policy_retry(j, &o, detail, sizeof(detail));
+	} else {
+		o.kind = WQ__FINISH_FAILED;
+		snprintf(reason, sizeof(reason), "exit-%d", st);
+		o.reason_detail = NULL;
+	}
+	if (o.reason_detail && !*o.reason_detail)
+		o.reason_detail = NULL;
+
+	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
+	if (r->exec_failed)
+		note[0] = '\0';
+	else
+		stderr_summary(r, o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
+	if (r->output_cut) {
+		size_t len = strlen(note);
+
+		snprintf(note + len, sizeof(note) - len,
+			 "; output pipes still open after exit were closed");
+	}
+	finish_job(w, j, &o, note);
+}
+
+static void on_timeout(struct wq__spawn *sp, void *ud)
+{
+	struct wq__job *j = ud;
+	char t[32], g[32];
+
+	wlog(j->w, "warning",
+	     "task %" PRId64 " attempt %s exceeded its runtime limit (%s): SIGTERM, SIGKILL "
+	     "after %s",
+	     j->t.id, j->attempt_id, dur(j->kind->timeout, t, sizeof(t)),
+	     dur(j->w->cfg->kill_grace, g, sizeof(g)));
+	stop_event(j->w, j, "runtime-limit");
+}
+
+/* ------------------------------------------------------------------ starting ---- */
+
+static void start_job(struct wq_worker *w, struct wq__claimed *c)
+{
+	struct wq__job *j = calloc(1, sizeof(*j));
+	struct wq__spawn_opts so;
+	struct wq__outcome o;
+	char e_task[48], e_attempt[80], e_op[WQ_KEY_MAX + 32], e_tenant[WQ_NAME_MAX + 32];
+	char e_scope[WQ_NAME_MAX + 32], e_pv[48], e_deadline[WQ_TIME_BUFSZ + 32];
+	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ], ev[160];
+	char *e_db = NULL;
+	const char *env[10];
+	size_t ne = 0;
+	int64_t deadline = 0;
+	wq_error e;
+	wq_rc rc;
+
+	if (!j) {
+		/* Nothing ran: the task can go back to pending with backoff. */
+		memset(&o, 0, sizeof(o));
+		o.task_id = c->id;
+		o.attempt = c->attempt;
+		o.instance = w->self.id;
+		o.kind = WQ__FINISH_RETRY;
+		o.reason = "worker-error";
+		o.reason_detail = "out of memory before the handler started";
+		o.exit_status = -1;
+		o.now = wq_now();
+		o.retry_at = o.now + WQ__US_PER_S;
+		WQ__STORE_RETRY(rc, w->db, finish, &o, &e);
+		wlog(w, "error", "task %" PRId64 ": out of memory starting the handler", c->id);
+		free(c->payload);
+		c->payload = NULL;
+		return;
+	}
+	j->w = w;
+	j->t = *c;
+	c->payload = NULL;
+	j->kind = wq__config_kind(w->cfg, j->t.kind);
+	wq__strlcpy(j->instance, w->self.id, sizeof(j->instance));
+	snprintf(j->attempt_id, sizeof(j->attempt_id), "%" PRId64 ".%d", j->t.id, j->t.attempt);
+	j->max_attempts = j->kind && j->kind->max_attempts > 0 ? j->kind->max_attempts
+							       : j->t.max_attempts;
+	j->started_at = wq_now();
+	j->next = w->jobs;
+	if (w->jobs)
+		w->jobs->prev = j;
+	w->jobs = j;
+	w->running++;
+
+	memset(&o, 0, sizeof(o));
+	o.exit_status = -1;
+	o.kind = WQ__FINISH_FAILED;
+	o.reason = "spawn-failed";
+	if (!j->kind) {
+		snprintf(detail, sizeof(detail), "no handler configured for kind %s", j->t.kind);
+		o.reason_detail = detail;
+		finish_job(w, j, &o, NULL);
+		return;
+	}
+
+	if (j->kind->timeout > 0)
+		deadline = j->started_at + j->kind->timeout;
+	snprintf(e_task, sizeof(e_task), "WAKEQ_TASK_ID=%" PRId64, j->t.id);
+	snprintf(e_attempt, sizeof(e_attempt), "WAKEQ_ATTEMPT_ID=%s", j->attempt_id);
+	snprintf(e_op, sizeof(e_op), "WAKEQ_OPERATION=%s", j->t.operation);
+	snprintf(e_tenant, sizeof(e_tenant), "WAKEQ_TENANT=%s", j->t.tenant);
+	snprintf(e_scope, sizeof(e_scope), "WAKEQ_SCOPE=%s", j->t.scope);
+	snprintf(e_pv, sizeof(e_pv), "WAKEQ_PAYLOAD_VERSION=%d", j->t.payload_version);
+	snprintf(e_deadline, sizeof(e_deadline), "WAKEQ_DEADLINE=%s",
+		 deadline ? wq_time_format(deadline, ts) : "");
+	env[ne++] = e_task;
+	env[ne++] = e_attempt;
+	env[ne++] = e_op;
+	env[ne++] = e_tenant;
+	env[ne++] = e_scope;
+	env[ne++] = e_pv;
+	env[ne++] = e_deadline;
+	if (w->db_url) {
+		size_t n = strlen(w->db_url) + sizeof("WAKEQ_DB=");
+
+		e_db = malloc(n);
+		if (e_db) {
+			snprintf(e_db, n, "WAKEQ_DB=%s", w->db_url);
+			env[ne++] = e_db;
+		}
+	} else {
+		env[ne++] = "WAKEQ_DB"; /* never hand down a store other than ours */
+	}
+	env[ne] = NULL;
+
+	memset(&so, 0, sizeof(so));
+	so.loop = &w->loop;
+	so.setpriv = w->setpriv;
+	so.argv = j->kind->argv;
+	so.env = env;
+	so.input = j->t.payload ? j->t.payload : "{}";
+	so.input_len = j->t.payload ? j->t.payload_len : 2;
+	so.result_max = w->cfg->result_max;
+	so.stderr_max = w->cfg->stderr_max;
+	so.timeout = j->kind->timeout;
+	so.kill_grace = w->cfg->kill_grace;
+	so.on_done = on_done;
+	so.on_timeout = on_timeout;
+	so.ud = j;
+	rc = wq__spawn_start(&so, &j->sp, &e);
+	free(e_db);
+	if (rc != WQ_OK) {
+		wq__strlcpy(detail, e.message, sizeof(detail));
+		o.reason_detail = detail;
+		finish_job(w, j, &o, NULL);
+		return;
+	}
+
+	snprintf(ev, sizeof(ev), "{\"attempt_id\":\"%s\",\"pid\":%d}", j->attempt_id,
+		 wq__spawn_pid(j->sp));
+	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "started", j->instance, ev,
+			wq_now(), &e);
+	if (rc != WQ_OK)
+		wlog(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
+	wlog(w, "info", "task %" PRId64 " attempt %s started (kind %s, pid %d)", j->t.id,
+	     j->attempt_id, j->t.kind, wq__spawn_pid(j->sp));
+}
+
+/* ------------------------------------------------------------------ claiming ---- */
+
+static void check_idle(struct wq_worker *w)
+{
+	int64_t due = 0, now;
+	int any_running = 0;
+	wq_error e;
+	wq_rc rc;
+
+	if (!w->until_idle || w->phase != WQ__PH_RUNNING || w->running > 0 ||
+	    !w->last_claim_empty)
+		return;
+	WQ__STORE_RETRY(rc, w->db, next_due, w->kinds, w->nkinds, &due, &any_running, &e);
+	if (rc != WQ_OK) {
+		wlog(w, "error", "next_due: %s", e.message);
+		return;
+	}
+	now = wq_now();
+	if (due != 0 && due <= now + WQ__IDLE_HORIZON)
+		return; /* due now or in a moment: a poll takes it */
+	begin_drain(w, "idle");
+}
+
+static void do_claim(struct wq_worker *w)
+{
+	struct wq__claim_req req;
+	struct wq__claimed *got = NULL;
+	size_t n = 0;
+	int slots;
+	wq_error e;
+	wq_rc rc;
+
+	if (w->phase != WQ__PH_RUNNING || !w->registered)
+		return;
+	slots = w->concurrency - w->running;
+	if (slots <= 0)
+		return;
+	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
+	 * before claiming under an id whose row is gone. */
+	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
+		beat_once(w);
+		if (!w->registered)
+			return;
+	}
+	memset(&req, 0, sizeof(req));
+	req.instance = w->self.id;
+	req.kinds = w->kinds;
+	req.nkinds = w->nkinds;
+	req.limit = slots;
+	req.now = wq_now();
+	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
+	if (rc != WQ_OK) {
+		wlog(w, "error", "claim: %s", e.message);
+		return;
+	}
+	w->last_claim_empty = n == 0;
+	for (size_t i = 0; i < n; i++)
+		start_job(w, &got[i]);
+	free(got);
+	check_idle(w);
+}
+
+static void on_poll(uv_timer_t *t)
+{
+	do_claim(t->data);
+}
+
+static void on_kick(uv_timer_t *t)
+{
+	do_claim(t->data);
+}
+
+/* ------------------------------------------------------------------ heartbeat ---- */
+
+static void check_cancels(struct wq_worker *w)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
+	wq_error e;
+	wq_rc rc;
+
+	if (w->running == 0 || !w->registered)
+		return;
+	WQ__STORE_RETRY(rc, w->db, cancel_requests, w->self.id, &ids, &n, &e);
+	if (rc != WQ_OK) {
+		wlog(w, "error", "cancel requests: %s", e.message);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (struct wq__job *j = w->jobs; j; j = j->next) {
+			char g[32];
+
+			if (j->t.id != ids[i] || !j->sp || j->stop != WQ__STOP_NONE ||
+			    strcmp(j->instance, w->self.id) != 0)
+				continue;
+			if (!wq__spawn_terminate(j->sp, w->cfg->kill_grace))
+				continue;
+			j->stop = WQ__STOP_CANCEL;
+			wlog(w, "info",
+			     "task %" PRId64 " attempt %s: cancel requested: SIGTERM, SIGKILL after %s",
+			     j->t.id, j->attempt_id, dur(w->cfg->kill_grace, g, sizeof(g)));
+			stop_event(w, j, "cancel-requested");
+		}
+	}
+	free(ids);
+}
+
+/* on_interrupt=retry: interrupted tasks of those kinds are decided by policy. */
+static void apply_policy(struct wq_worker *w)
+{
+	for (size_t k = 0; k < w->cfg->nkinds; k++) {
+		const struct wq__kind_config *kc = &w->cfg->kinds[k];
+		int64_t *ids = NULL;
+		size_t n = 0;
+		wq_error e;
+		wq_rc rc;
+
+		if (kc->on_interrupt != WQ__ON_INTERRUPT_RETRY)
+			continue;
+		WQ__STORE_RETRY(rc, w->db, interrupted_of_kind, kc->name, WQ__POLICY_BATCH, &ids, &n,
+				&e);
+		if (rc != WQ_OK) {
+			wlog(w, "error", "interrupted tasks of kind %s: %s", kc->name, e.message);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct wq__resolve r;
+			wq_task t;
+			char note[160];
+			int max;
+
+			WQ__STORE_RETRY(rc, w->db, get, ids[i], &t, &e);
+			if (rc != WQ_OK)
+				continue;
+			if (t.state != WQ_STATE_INTERRUPTED || t.cancel_requested)
+				continue; /* a requested cancel is left to a person */
+			max = kc->max_attempts > 0 ? kc->max_attempts : t.max_attempts;
+			memset(&r, 0, sizeof(r));
+			r.task_id = t.id;
+			r.by = "policy";
+			r.now = wq_now();
+			r.note = note;
+			if (t.attempts < max) {
+				r.decision = WQ_RESOLVE_RETRY;
+				snprintf(note, sizeof(note),
+					 "on_interrupt=retry: %s; attempt %d/%d done, retrying",
+					 t.reason[0] ? t.reason : "interrupted", t.attempts, max);
+			} else {
+				r.decision = WQ_RESOLVE_FAILED;
+				snprintf(note, sizeof(note),
+					 "on_interrupt=retry: %s; attempts exhausted (%d/%d)",
+					 t.reason[0] ? t.reason : "interrupted", t.attempts, max);
+			}
+			WQ__STORE_RETRY(rc, w->db, resolve, &r, &e);
+			if (rc == WQ_OK)
+				wlog(w, "info", "task %" PRId64 " (%s) resolved by policy: %s", t.id,
+				     t.reason[0] ? t.reason : "interrupted",
+				     r.decision == WQ_RESOLVE_RETRY ? "retry" : "failed");
+			else if (rc != WQ_ESTATE && rc != WQ_ENOTFOUND)
+				wlog(w, "error", "task %" PRId64 ": policy resolve: %s", t.id,
+				     e.message);
+		}
+		free(ids);
+	}
+}
+
+/* Heartbeat; when our row is gone we were declared lost: take a fresh id for new claims
+ * (the old attempts keep the old id and are fenced off by the store). */
+static void beat_once(struct wq_worker *w)
+{
+	int64_t now = wq_now();
+	wq_error e;
+	wq_rc rc;
+
+	if (w->registered) {
+		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
+		if (rc == WQ_OK) {
+			w->last_beat = now;
+		} else if (rc == WQ_ENOTFOUND) {
+			int mine = 0;
+
+			for (struct wq__job *j = w->jobs; j; j = j->next)
+				mine += strcmp(j->instance, w->self.id) == 0;
+			wlog(w, "error",
+			     "instance %s was declared lost by another worker: the outcomes of its %d "
+			     "running attempt(s) will not be recorded",
+			     w->self.id, mine);
+			w->registered = 0;
+			wq__instance_new_id(&w->self, &e);
+		} else {
+			wlog(w, "error", "heartbeat: %s", e.message);
+		}
+	}
+	if (!w->registered && w->phase <= WQ__PH_RUNNING) {
+		rc = wq__instance_register(w->db, &w->self, now, &e);
+		if (rc == WQ_OK) {
+			w->registered = 1;
+			w->last_beat = now;
+			wlog(w, "info", "re-registered as instance %s", w->self.id);
+		} else {
+			wlog(w, "error", "registering instance %s: %s", w->self.id, e.message);
+		}
+	}
+}
+
+static void maintain(struct wq_worker *w, int heartbeat)
+{
+	int interrupted = 0;
+	wq_error e;
+	wq_rc rc;
+
+	if (heartbeat)
+		beat_once(w);
+	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wlog, w,
+				  &e);
+	if (rc != WQ_OK)
+		wlog(w, "error", "recovery: %s", e.message);
+	check_cancels(w);
+	if (w->phase == WQ__PH_RUNNING || w->phase == WQ__PH_NEW)
+		apply_policy(w);
+}
+
+static void on_beat(uv_timer_t *t)
+{
+	maintain(t->data, 1);
+}
+
+/* ------------------------------------------------------------------ public ---- */
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
+		    wq_worker **out, wq_error *err)
+{
+	struct wq_worker *w;
+	wq_error e;
+	int uerr;
+
+	if (!db || !cfg || !out)
+		return wq__err(err, WQ_EINVAL, "wq_worker_new: db, cfg and out are required");
+	if (cfg->nkinds == 0)
+		return wq__err(err, WQ_ECONFIG, "%s: no kinds configured: the worker would never "
+				"run anything", cfg->path ? cfg->path : "config");
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
+	if (wq__spawn_which("setpriv", w->setpriv, sizeof(w->setpriv), &e) != WQ_OK) {
+		free(w);
+		return wq__err(err, WQ_ECONFIG,
+			       "setpriv (util-linux) not found in PATH; the worker needs it so that "
+			       "handlers die with it");
+	}
+	w->db = db;
+	w->cfg = cfg;
+	w->concurrency = cfg->concurrency > 0 ? cfg->concurrency : 1;
+	if (opts) {
+		w->until_idle = opts->until_idle;
+		w->handle_signals = opts->handle_signals;
+		w->log = opts->log;
+		w->log_ud = opts->log_ud;
+		if (opts->host)
+			w->host = strdup(opts->host);
+		if (opts->db_url)
+			w->db_url = strdup(opts->db_url);
+	}
+	w->kinds = calloc(cfg->nkinds, sizeof(*w->kinds));
+	if (!w->kinds || (opts && opts->host && !w->host) || (opts && opts->db_url && !w->db_url)) {
+		wq_worker_free(w);
+		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
+	}
+	for (size_t i = 0; i < cfg->nkinds; i++)
+		w->kinds[i] = cfg->kinds[i].name;
+	w->nkinds = cfg->nkinds;
+
+	if (wq__instance_init(&w->self, w->host, &e) != WQ_OK) {
+		wq_worker_free(w);
+		if (err)
+			*err = e;
+		return e.code;
+	}
+	w->self.id[0] = '\0'; /* wq_worker_instance() is "" until registered */
+
+	uerr = uv_loop_init(&w->loop);
+	if (uerr != 0) {
+		wq_worker_free(w);
+		return wq__err(err, WQ_EIO, "uv_loop_init: %s", uv_strerror(uerr));
+	}
+	w->loop_ready = 1;
+	uerr = uv_async_init(&w->loop, &w->wake, on_wake);
+	if (uerr != 0) {
+		wq_worker_free(w);
+		return wq__err(err, WQ_EIO, "uv_async_init: %s", uv_strerror(uerr));
+	}
+	uv_unref((uv_handle_t *)&w->wake); /* stop requests must not keep uv_run alive */
+	w->wake.data = w;
+	uv_timer_init(&w->loop, &w->poll);
+	uv_timer_init(&w->loop, &w->beat);
+	uv_timer_init(&w->loop, &w->drain);
+	uv_timer_init(&w->loop, &w->kick);
+	w->poll.data = w->beat.data = w->drain.data = w->kick.data = w;
+	if (w->handle_signals) {
+		uv_signal_init(&w->loop, &w->sigterm);
+		uv_signal_init(&w->loop, &w->sigint);
+		w->sigterm.data = w->sigint.data = w;
+	}
+	*out = w;
+	return WQ_OK;
+}
+
+const char *wq_worker_instance(const wq_worker *w)
+{
+	return w && w->registered ? w->self.id : "";
+}
+
+wq_rc wq_worker_run(wq_worker *w, wq_error *err)
+{
+	sigset_t pipe_set, old_mask;
+	char k[256];
+	size_t kl = 0;
+	wq_error e;
+	wq_rc rc;
+
+	if (!w)
+		return wq__err(err, WQ_EINVAL, "wq_worker_run: no worker");
+	if (w->ran)
+		return wq__err(err, WQ_EINVAL, "wq_worker_run: a worker runs only once");
+	w->ran = 1;
+
+	if (wq__instance_new_id(&w->self, &e) != WQ_OK) {
+		if (err)
+			*err = e;
+		return e.code;
+	}
+	rc = wq__instance_register(w->db, &w->self, wq_now(), &e);
+	if (rc != WQ_OK) {
+		if (err)
+			*err = e;
+		return rc;
+	}
+	w->registered = 1;
+	w->last_beat = wq_now();
+	k[0] = '\0';
+	for (size_t i = 0; i < w->nkinds && kl < sizeof(k); i++)
+		kl += (size_t)snprintf(k + kl, sizeof(k) - kl, "%s%s", i ? ", " : "", w->kinds[i]);
+	wlog(w, "info", "instance %s started (pid %" PRId64 ", concurrency %d, kinds: %s)",
+	     w->self.id, w->self.pid, w->concurrency, k);
+
+	/* A handler that exits before reading all of its stdin must give EPIPE on the
+	 * write, not kill the worker: block SIGPIPE in this thread while the loop runs
+	 * (children start with an empty mask: libuv resets it before exec). */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+
+	maintain(w, 0); /* recovery before the first claim */
+	w->phase = WQ__PH_RUNNING;
+	uv_timer_start(&w->poll, on_poll, 0,
+		       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
+	uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),
+		       ms_of(w->cfg->heartbeat) ? ms_of(w->cfg->heartbeat) : 1);
+	if (w->handle_signals) {
+		uv_signal_start(&w->sigterm, on_signal, SIGTERM);
+		uv_signal_start(&w->sigint, on_signal, SIGINT);
+	}
+	check_stop(w);
+	uv_run(&w->loop, UV_RUN_DEFAULT);
+
+	if (!sigismember(&old_mask, SIGPIPE)) {
+		sigset_t pend;
+		struct timespec zero = { 0, 0 };
+
+		while (sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE))
+			if (sigtimedwait(&pipe_set, NULL, &zero) < 0)
+				break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+
+	if (w->rc != WQ_OK) {
+		if (err)
+			*err = w->err;
+		return w->rc;
+	}
+	return WQ_OK;
+}
+
+void wq_worker_free(wq_worker *w)
+{
+	if (!w)
+		return;
+	if (w->loop_ready) {
+		uv_walk(&w->loop, close_walk, NULL);
+		uv_run(&w->loop, UV_RUN_DEFAULT);
+		uv_loop_close(&w->loop);
+	}
+	while (w->jobs) { /* only when run ended abnormally; handles are closed above */
+		struct wq__job *j = w->jobs;
+
+		w->jobs = j->next;
+		free(j->t.payload);
+		free(j);
+	}
+	free(w->kinds);
+	free(w->host);
+	free(w->db_url);
+	free(w);
+}

@@ -1,0 +1,112 @@
+# lib.sh — the conformance suite's harness, sourced by every t_*.sh.
+#
+# Each test runs in its own temporary directory with its own database: a SQLite file, or
+# a fresh PostgreSQL database created on the server that scripts/with-postgres started.
+# Tests synchronise on states and marker files, polled with a deadline, never on a sleep.
+set -eu
+
+WQ=${WAKEQ_BIN:?WAKEQ_BIN is not set (run through ctest)}
+TESTS=${WAKEQ_TESTS:?WAKEQ_TESTS is not set}
+BACKEND=${WAKEQ_TEST_BACKEND:-sqlite}
+T=$(mktemp -d "/tmp/wakeq-test.XXXXXX")
+export WAKEQ_TEST_DIR="$T"
+BG_PIDS=""
+PG_DBNAME=""
+
+cleanup() {
+	status=$?
+	for p in $BG_PIDS; do kill -KILL "$p" 2>/dev/null || true; done
+	if [ -n "$PG_DBNAME" ]; then
+		psql -q "$WAKEQ_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $PG_DBNAME WITH (FORCE)" >/dev/null 2>&1 || true
+	fi
+	if [ $status -ne 0 ] && [ $status -ne 77 ]; then
+		echo "--- test directory $T kept for inspection" >&2
+		for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f (tail)" >&2; tail -n 30 "$f" >&2; }; done
+	else
+		rm -rf "$T"
+	fi
+	exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+case "$BACKEND" in
+sqlite)
+	export WAKEQ_DB="$T/wakeq.db" ;;
+postgres)
+	[ -n "${WAKEQ_TEST_PG_URL:-}" ] || skip "no PostgreSQL server (run through scripts/with-postgres)"
+	PG_DBNAME="wq_t_$$_$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
+	psql -q "$WAKEQ_TEST_PG_URL" -c "CREATE DATABASE $PG_DBNAME" >/dev/null
+	export WAKEQ_DB="${WAKEQ_TEST_PG_URL%/*}/$PG_DBNAME" ;;
+*)
+	fail "unknown backend $BACKEND" ;;
+esac
+
+wq() { "$WQ" "$@"; }
+
+# expect_exit CODE CMD...: runs CMD, fails unless it exits with CODE. Its stderr is kept
+# in $T/last.err, stdout in $T/last.out.
+expect_exit() {
+	want=$1; shift
+	set +e
+	"$@" >"$T/last.out" 2>"$T/last.err"
+	got=$?
+	set -e
+	[ "$got" -eq "$want" ] || fail "expected exit $want, got $got from: $* (stderr: $(cat "$T/last.err"))"
+}
+
+expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+
+# json_field JSON-TEXT PYTHON-EXPR: evaluates EXPR with `d` bound to the parsed JSON.
+json_field() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+state_of() { json_field "$(wq show "$1" --json)" 'd["state"]'; }
+field_of() { json_field "$(wq show "$1" --json)" "d[\"$2\"]"; }
+
+# wait_until SECONDS CMD...: polls CMD (every 20 ms) until it succeeds or the deadline.
+wait_until() {
+	limit=$1; shift
+	end=$(( $(date +%s) + limit ))
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$end" ] || fail "timed out after ${limit}s waiting for: $*"
+		sleep 0.02
+	done
+}
+
+state_is() { [ "$(state_of "$1")" = "$2" ]; }
+
+# lines FILE: number of lines (0 when missing)
+lines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+
+# start_worker NAME CONFIG [ARGS...]: starts a worker in the background, its log in
+# $T/NAME.log, its pid in $T/NAME.pid (and remembered for cleanup).
+start_worker() {
+	name=$1; cfg=$2; shift 2
+	"$WQ" worker --config "$cfg" "$@" >"$T/$name.log" 2>&1 &
+	echo $! >"$T/$name.pid"
+	BG_PIDS="$BG_PIDS $!"
+}
+
+# run_worker CONFIG [ARGS...]: runs a worker --until-idle in the foreground.
+run_worker() {
+	cfg=$1; shift
+	"$WQ" worker --config "$cfg" --until-idle "$@" >>"$T/worker.log" 2>&1 || fail "worker exited $? (log: $(tail -n 5 "$T/worker.log"))"
+}
+
+# A config with fast timings for tests: config FILE <<EOF, then more [worker] keys (they
+# follow its [worker] header) and the [kind.X] sections.
+config() {
+	{
+		printf '[worker]\nconcurrency = %s\ndrain_timeout = %s\nheartbeat = %s\npoll_interval = 20ms\nkill_grace = 2s\n' \
+			"${CONCURRENCY:-4}" "${DRAIN:-10s}" "${HEARTBEAT:-200ms}"
+		cat
+	} >"$1"
+}
+
+HANDLERS="$TESTS/bin"
+
+# alive PID: the process exists and is not a zombie.
+alive() { [ -r "/proc/$1/stat" ] && ! awk '{ if ($3 == "Z") exit 0; exit 1 }' "/proc/$1/stat" 2>/dev/null; }

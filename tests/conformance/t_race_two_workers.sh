@@ -1,0 +1,33 @@
+# Two worker processes on one database racing over 500 tasks: every task runs exactly
+# once, counted by the handler's own side effect (a line per start), not by claims.
+. "$WAKEQ_TESTS/conformance/lib.sh"
+
+N=${RACE_TASKS:-500}
+wq init >/dev/null
+CONCURRENCY=4 config "$T/w.ini" <<EOF
+[kind.race]
+command = sh $HANDLERS/handler.sh ok
+EOF
+start_worker a "$T/w.ini"
+start_worker b "$T/w.ini"
+i=0
+while [ $i -lt $N ]; do
+	wq enqueue race --payload "{\"n\":$i}" >/dev/null
+	i=$((i + 1))
+done
+
+done_count() { wq list --state succeeded --limit 100000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+all_done() { [ "$(done_count)" -eq "$N" ]; }
+wait_until 180 all_done
+kill -TERM "$(cat "$T/a.pid")" "$(cat "$T/b.pid")"
+wait_until 30 eval "! alive $(cat "$T/a.pid") && ! alive $(cat "$T/b.pid")"
+
+expect_eq "$(lines "$T/runs")" "$N" "handler starts"
+expect_eq "$(cut -d' ' -f1 "$T/runs" | sort -u | wc -l | tr -d ' ')" "$N" "distinct tasks run"
+# both workers took part (each claims in batches as soon as slots free up)
+wq list --limit 100000 --json | python3 -c '
+import json,sys
+ts=json.load(sys.stdin)
+assert all(t["attempts"]==1 for t in ts), "a task was claimed twice"
+print(len(set(t["instance"] for t in ts)))' >"$T/instances"
+[ "$(cat "$T/instances")" -ge 2 ] || echo "note: only one worker got tasks this run" >&2
