@@ -48,7 +48,7 @@ struct payload {
 	const char *text; /* NULL: none given */
 	size_t len;
 	char *owned;      /* what text points to when it was read from a file or stdin */
-	char source[320]; /* for messages: "--payload", "payload file 'x'", "stdin" */
+	char source[320]; /* for messages: "--payload", "payload file 'x'", "payload from stdin" */
 };
 
 /* Reads all of f into a NUL-terminated buffer. 0, or -1 with errno (EFBIG: too large). */

@@ -214,8 +214,11 @@ static void on_eof_grace(uv_timer_t *t)
 {
 	struct wq__spawn *sp = t->data;
 
-	if (!sp->out_closed || !sp->err_closed)
+	if (!sp->out_closed || !sp->err_closed) {
 		sp->res.output_cut = 1;
+		/* a process the handler left behind still holds its output open */
+		kill(-(pid_t)sp->pid, SIGKILL);
+	}
 	close_out(sp, &sp->out);
 	close_out(sp, &sp->err);
 	check_done(sp);
@@ -242,12 +245,21 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
 	check_done(sp);
 }
 
+/* Signals the handler's whole process group (it leads its own session, see
+ * wq__spawn_start), so processes it started itself stop with it; falls back to the
+ * handler alone if the group is already gone. */
+static void signal_handler(struct wq__spawn *sp, int sig)
+{
+	if (kill(-(pid_t)sp->pid, sig) != 0 && !sp->exited)
+		uv_process_kill(&sp->proc, sig);
+}
+
 static void on_kill_grace(uv_timer_t *t)
 {
 	struct wq__spawn *sp = t->data;
 
 	if (!sp->exited)
-		uv_process_kill(&sp->proc, SIGKILL);
+		signal_handler(sp, SIGKILL);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -258,7 +270,7 @@ static void on_deadline(uv_timer_t *t)
 		return;
 	sp->terminating = 1;
 	sp->res.timed_out = 1;
-	uv_process_kill(&sp->proc, SIGTERM);
+	signal_handler(sp, SIGTERM);
 	uv_timer_start(&sp->timer, on_kill_grace, us_to_ms(sp->o.kill_grace), 0);
 	if (sp->o.on_timeout)
 		sp->o.on_timeout(sp, sp->o.ud);
@@ -280,7 +292,7 @@ int wq__spawn_terminate(struct wq__spawn *sp, int64_t grace)
 	}
 	sp->terminating = 1;
 	sp->res.stop_requested = 1;
-	uv_process_kill(&sp->proc, SIGTERM);
+	signal_handler(sp, SIGTERM);
 	uv_timer_start(&sp->timer, on_kill_grace, us_to_ms(grace), 0);
 	return 1;
 }
@@ -292,7 +304,7 @@ void wq__spawn_kill(struct wq__spawn *sp)
 	sp->terminating = 1;
 	sp->res.stop_requested = 1;
 	uv_timer_stop(&sp->timer);
-	uv_process_kill(&sp->proc, SIGKILL);
+	signal_handler(sp, SIGKILL);
 }
 
 wq_rc wq__spawn_which(const char *prog, char *buf, size_t bufsz, wq_error *err)
@@ -432,6 +444,10 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
 	stdio[2].data.stream = (uv_stream_t *)&sp->err;
 	po.exit_cb = on_exit_cb;
+	/* Its own session and process group: a Ctrl-C meant for the worker does not reach
+	 * the handler (the worker drains instead), and stopping the handler stops the
+	 * processes it started. */
+	po.flags = UV_PROCESS_DETACHED;
 	po.file = o->setpriv;
 	po.args = args;
 	po.env = env;

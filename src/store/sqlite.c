@@ -213,6 +213,8 @@ static const char *const sql_text[SQL__COUNT] = {
 		"WHERE id IN (SELECT id FROM tasks WHERE state = 'pending' AND due_at <= ?2 "
 		"AND kind IN (SELECT value FROM json_each(?3)) ORDER BY order_at, id LIMIT ?4) "
 		"AND state = 'pending' AND due_at <= ?2 "
+		/* an instance declared lost (its row reaped) can no longer claim */
+		"AND EXISTS (SELECT 1 FROM instances WHERE id = ?1) "
 		"RETURNING id, attempt, kind, tenant, scope, operation, payload_version, "
 		"max_attempts, payload, order_at",
 	[SQL_ATTEMPT_INSERT] = "INSERT INTO attempts (task_id, attempt, instance, started_at) "
@@ -536,6 +538,14 @@ static int jset_str(json_t *obj, const char *key, const char *text, size_t max)
 static int jset_int(json_t *obj, const char *key, json_int_t v)
 {
 	return json_object_set_new(obj, key, json_integer(v));
+}
+
+/* Times in event details are RFC 3339, like every time wakeq shows. */
+static int jset_time(json_t *obj, const char *key, int64_t us)
+{
+	char buf[WQ_TIME_BUFSZ];
+
+	return json_object_set_new(obj, key, json_string(wq_time_format(us, buf)));
 }
 
 static int jset_attempt(json_t *obj, int64_t task_id, int attempt)
@@ -1395,7 +1405,7 @@ static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64
 		goto fail;
 	}
 	if (jset_str(d, "kind", t->kind, WQ_KIND_MAX) || jset_int(d, "priority", t->priority) ||
-	    jset_int(d, "due_at", t->due_at) ||
+	    jset_time(d, "due_at", t->due_at) ||
 	    jset_int(d, "payload_size", (json_int_t)t->payload_len) ||
 	    jset_str(d, "payload_sha256", t->payload_sha256, WQ_SHA256_HEX - 1) ||
 	    jset_int(d, "payload_version", t->payload_version) ||
@@ -1652,7 +1662,7 @@ static json_t *finish_detail(const struct wq__outcome *o, const char **type, wq_
 		*type = "retry-scheduled";
 		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
 		bad |= jset_int(d, "exit_status", o->exit_status);
-		bad |= jset_int(d, "retry_at", o->retry_at);
+		bad |= jset_time(d, "retry_at", o->retry_at);
 		break;
 	case WQ__FINISH_FAILED:
 		*type = "failed";
