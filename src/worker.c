@@ -56,6 +56,18 @@ struct wq__job {
 	int64_t started_at;
 	struct wq__spawn *sp;                 /* NULL once finished */
 	enum wq__stop_why stop;
+
+	/* An outcome the store could not take yet (WQ_EBUSY after the quick retries, e.g.
+	 * PostgreSQL is restarting): kept with copies of everything it points to and offered
+	 * again on every heartbeat tick, so it is recorded once the store is back, never lost
+	 * and never re-run. The job keeps its slot meanwhile. */
+	int unrecorded;
+	struct wq__outcome saved;
+	char *saved_result;
+	char saved_reason[WQ_REASON_MAX + 1], saved_detail[WQ_DETAIL_MAX + 1];
+	char saved_sha[WQ_SHA256_HEX];
+	char what[512]; /* the outcome in words, for the log */
+	char note[256]; /* extra log text (stderr summary) */
 };
 
 struct wq_worker {
@@ -179,6 +191,8 @@ static void stop_event(struct wq_worker *w, struct wq__job *j, const char *why)
 		     e.message);
 }
 
+static void retry_unrecorded(struct wq_worker *w, int give_up);
+
 static void kill_rest(struct wq_worker *w)
 {
 	char g[32];
@@ -187,6 +201,9 @@ static void kill_rest(struct wq_worker *w)
 		return;
 	w->phase = WQ__PH_KILLING;
 	uv_timer_stop(&w->drain);
+	retry_unrecorded(w, 1);
+	if (w->phase == WQ__PH_CLOSING)
+		return;
 	if (w->running == 0) {
 		shutdown_now(w);
 		return;
@@ -275,6 +292,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 		j->next->prev = j->prev;
 	w->running--;
 	free(j->t.payload);
+	free(j->saved_result);
 	free(j);
 }
 
@@ -330,60 +348,54 @@ static void stderr_summary(const struct wq__spawn_result *r, int with_line, char
 	snprintf(buf, sz, "; stderr %zu bytes, last line \"%s\"", r->err_total, line);
 }
 
-/*
- * Records o for job j (retrying WQ_EBUSY), logs the outcome and forgets the job.
- * `note` is extra log text (e.g. the stderr summary).
- */
-static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
-		       const char *note)
+static void describe(const struct wq__job *j, const struct wq__outcome *o, char *what,
+		     size_t sz)
 {
-	char when[WQ_TIME_BUFSZ], what[512];
-	wq_error e;
-	wq_rc rc;
+	char when[WQ_TIME_BUFSZ];
 
-	o->task_id = j->t.id;
-	o->attempt = j->t.attempt;
-	o->instance = j->instance;
-	o->now = wq_now();
 	switch (o->kind) {
 	case WQ__FINISH_SUCCEEDED:
 		if (o->outcome)
-			snprintf(what, sizeof(what), "succeeded (%s)", o->outcome);
+			snprintf(what, sz, "succeeded (%s)", o->outcome);
 		else if (o->result)
-			snprintf(what, sizeof(what), "succeeded (result %zu bytes)", o->result_len);
+			snprintf(what, sz, "succeeded (result %zu bytes)", o->result_len);
 		else
-			snprintf(what, sizeof(what), "succeeded (no result)");
+			snprintf(what, sz, "succeeded (no result)");
 		break;
 	case WQ__FINISH_RETRY:
-		snprintf(what, sizeof(what), "failed (%s%s%s); retry %d/%d at %s", o->reason,
+		snprintf(what, sz, "failed (%s%s%s); retry %d/%d at %s", o->reason,
 			 o->reason_detail ? "; " : "", o->reason_detail ? o->reason_detail : "",
 			 j->t.attempt + 1, j->max_attempts, wq_time_format(o->retry_at, when));
 		break;
 	case WQ__FINISH_CANCELLED:
-		snprintf(what, sizeof(what), "cancelled (handler confirmed it stopped)");
+		snprintf(what, sz, "cancelled (handler confirmed it stopped)");
 		break;
 	default:
-		snprintf(what, sizeof(what), "%s: %s%s%s", finish_name(o->kind), o->reason,
+		snprintf(what, sz, "%s: %s%s%s", finish_name(o->kind), o->reason,
 			 o->reason_detail ? "; " : "", o->reason_detail ? o->reason_detail : "");
 		break;
 	}
+}
 
-	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
+/* Logs how the store took j's outcome, forgets the job, and moves the worker on. */
+static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const wq_error *e)
+{
+	enum wq__finish_kind k = j->saved.kind;
+
 	if (rc == WQ_OK) {
-		wlog(w, o->kind == WQ__FINISH_SUCCEEDED || o->kind == WQ__FINISH_CANCELLED ||
-				o->kind == WQ__FINISH_RETRY ? "info" : "warning",
-		     "task %" PRId64 " attempt %s %s%s", j->t.id, j->attempt_id, what,
-		     note ? note : "");
+		wlog(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
+				k == WQ__FINISH_RETRY ? "info" : "warning",
+		     "task %" PRId64 " attempt %s %s%s", j->t.id, j->attempt_id, j->what, j->note);
 	} else if (rc == WQ_ESTALE) {
 		wlog(w, "warning",
 		     "task %" PRId64 " attempt %s lost: it no longer owns the task (instance %s); "
 		     "outcome \"%s\" not recorded",
-		     j->t.id, j->attempt_id, j->instance, what);
+		     j->t.id, j->attempt_id, j->instance, j->what);
 	} else {
 		wlog(w, "error",
 		     "task %" PRId64 " attempt %s: recording outcome \"%s\" failed: %s (the task "
 		     "stays running until recovery interrupts it)",
-		     j->t.id, j->attempt_id, what, e.message);
+		     j->t.id, j->attempt_id, j->what, e->message);
 	}
 	unlink_job(w, j);
 	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
@@ -391,6 +403,75 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 			shutdown_now(w);
 	} else {
 		after_finish(w);
+	}
+}
+
+/* Keeps o (deep copy) in j for later; 0 on success. */
+static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
+{
+	j->saved = *o;
+	if (o->result) {
+		if (!(j->saved_result = malloc(o->result_len ? o->result_len : 1)))
+			return -1;
+		memcpy(j->saved_result, o->result, o->result_len);
+		j->saved.result = j->saved_result;
+	}
+	if (o->reason)
+		j->saved.reason = strcpy(j->saved_reason, o->reason);
+	if (o->reason_detail)
+		j->saved.reason_detail = strcpy(j->saved_detail, o->reason_detail);
+	if (o->result_sha256)
+		j->saved.result_sha256 = strcpy(j->saved_sha, o->result_sha256);
+	j->unrecorded = 1;
+	return 0;
+}
+
+/*
+ * Records o for job j (retrying WQ_EBUSY briefly); when the store stays unavailable the
+ * outcome is kept and offered again by retry_unrecorded(). `note` is extra log text.
+ */
+static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
+		       const char *note)
+{
+	wq_error e;
+	wq_rc rc;
+
+	o->task_id = j->t.id;
+	o->attempt = j->t.attempt;
+	o->instance = j->instance;
+	o->now = wq_now();
+	describe(j, o, j->what, sizeof(j->what));
+	snprintf(j->note, sizeof(j->note), "%s", note ? note : "");
+	j->saved.kind = o->kind;
+
+	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
+	if (rc == WQ_EBUSY && save_outcome(j, o) == 0) {
+		wlog(w, "warning",
+		     "task %" PRId64 " attempt %s %s, but the store is unavailable (%s); the "
+		     "outcome is kept and recorded once the store is back",
+		     j->t.id, j->attempt_id, j->what, e.message);
+		return;
+	}
+	settle_job(w, j, rc, &e);
+}
+
+/* Offers kept outcomes to the store again (heartbeat tick). With `give_up` (shutdown
+ * past its deadline) the ones the store still refuses are logged and dropped: recovery
+ * will interrupt those tasks (worker-lost), so the uncertainty stays visible. */
+static void retry_unrecorded(struct wq_worker *w, int give_up)
+{
+	struct wq__job *j = w->jobs, *next;
+	wq_error e;
+	wq_rc rc;
+
+	for (; j; j = next) {
+		next = j->next;
+		if (!j->unrecorded)
+			continue;
+		rc = WQ__STORE(w->db, finish, &j->saved, &e);
+		if (rc == WQ_EBUSY && !give_up)
+			continue;
+		settle_job(w, j, rc, &e);
 	}
 }
 
@@ -887,6 +968,9 @@ static void maintain(struct wq_worker *w, int heartbeat)
 
 	if (heartbeat)
 		beat_once(w);
+	retry_unrecorded(w, 0);
+	if (w->phase == WQ__PH_CLOSING)
+		return;
 	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wlog, w,
 				  &e);
 	if (rc != WQ_OK)
