@@ -139,17 +139,34 @@ typedef struct wq_enqueue_opts {
 	int priority;            /* -1000..1000, higher runs earlier; see docs/architecture.md */
 	int64_t due_at;          /* 0 means now */
 	int max_attempts;        /* 0 means 3; 1..1000 */
+	/* Operation key (SPEC §6): identity = (tenant, scope, kind, key). NULL: the task
+	 * gets a generated operation id and is never a replay. */
+	const char *key;
+	/* Channels notified when the task succeeds (SPEC §8): "inbox:RECIPIENT",
+	 * "webhook:NAME", "command:NAME". At most WQ_NOTIFY_MAX. */
+	const char *const *notify;
+	size_t nnotify;
 } wq_enqueue_opts;
+
+#define WQ_NOTIFY_MAX 8
 
 typedef struct wq_enqueued {
 	int64_t id;
-	char operation[WQ_KEY_MAX + 1];
+	char operation[WQ_KEY_MAX + 1];  /* the key, or the generated operation id */
+	char fingerprint[WQ_SHA256_HEX]; /* SHA-256 of canonical payload + version */
 	wq_state state;
 	int replayed; /* 1 when an existing task with the same operation was returned */
 } wq_enqueued;
 
-/* Validates everything (kind, JSON with the error's position, sizes) before writing.
- * Appends an `accepted` event in the same transaction. */
+/*
+ * Validates everything (kind, JSON with the error's position, sizes) before writing.
+ * Appends an `accepted` event in the same transaction.
+ * With a key: the same identity and fingerprint returns the existing task (replayed = 1,
+ * a `replayed` event, nothing created, also after the task row was pruned while the
+ * operation record lives); the same identity with another fingerprint (payload or
+ * payload version) is WQ_ECONFLICT naming the key, and creates nothing. Uniqueness is
+ * enforced by the store (a unique index), so it holds across processes.
+ */
 wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *opts, wq_enqueued *out, wq_error *err);
 
 /* A snapshot of one task. Safe evidence only: no payload or result body. */
@@ -158,7 +175,9 @@ typedef struct wq_task {
 	char kind[WQ_KIND_MAX + 1];
 	char tenant[WQ_NAME_MAX + 1];
 	char scope[WQ_NAME_MAX + 1];
-	char operation[WQ_KEY_MAX + 1];
+	char operation[WQ_KEY_MAX + 1];  /* key, or generated operation id */
+	int keyed;                       /* 1 when the operation came from a caller's key */
+	char fingerprint[WQ_SHA256_HEX]; /* operation fingerprint (canonical payload + version) */
 	wq_state state;
 	int priority;
 	int payload_version;
@@ -230,6 +249,118 @@ typedef struct wq_event {
 
 /* Events of one task in order. *out freed with wq_free(). */
 wq_rc wq_timeline(wq_db *db, int64_t task_id, wq_event **out, size_t *n, wq_error *err);
+
+/* ------------------------------------------------------- operations (§6, §14) ---- */
+
+/* The task of an operation identity (tenant/scope NULL mean ""). WQ_ENOTFOUND when no
+ * such operation exists, or its task row was pruned (the message says which). */
+wq_rc wq_operation_find(wq_db *db, const char *tenant, const char *scope, const char *kind,
+			const char *key, int64_t *task_id, wq_error *err);
+
+/* Canonical JSON (sorted keys, no insignificant white space, normalised numbers and
+ * string escapes) of `text`. *out (NUL-terminated) is freed with wq_free(). */
+wq_rc wq_json_canonical(const char *text, size_t len, char **out, wq_error *err);
+
+/* ------------------------------------------------------------ effects (§7) ---- */
+
+typedef enum {
+	WQ_EFFECT_NEW = 1,       /* intent recorded: go ahead, then call wq_effect_done */
+	WQ_EFFECT_DONE = 2,      /* an earlier attempt completed it: skip; here is its result */
+	WQ_EFFECT_UNCERTAIN = 3, /* an earlier attempt began it and never confirmed */
+} wq_effect_status;
+
+#define WQ_EFFECT_NAME_MAX 128 /* [A-Za-z0-9._:-] */
+#define WQ_EFFECT_RESULT_MAX 4096
+
+/*
+ * Begins effect `name` of the running attempt (task_id, attempt). Conditional on the task
+ * being running with that attempt (WQ_ESTALE otherwise). On WQ_EFFECT_DONE *result
+ * (optional) receives the recorded result (wq_free; may be NULL when none was given).
+ * On WQ_EFFECT_UNCERTAIN the attempt is marked: whatever the handler does next, the
+ * attempt ends `interrupted` with reason `uncertain-effect` naming the effect.
+ * Beginning the same effect again in the same attempt answers WQ_EFFECT_NEW again.
+ * The idempotency key to hand to an outside API is "<operation>:<name>".
+ */
+wq_rc wq_effect_begin(wq_db *db, int64_t task_id, int attempt, const char *name,
+		      wq_effect_status *status, char **result, wq_error *err);
+/* Confirms effect `name` of the attempt, with an optional result (safe text, at most
+ * WQ_EFFECT_RESULT_MAX bytes). WQ_ESTATE when it was not begun in this attempt. */
+wq_rc wq_effect_done(wq_db *db, int64_t task_id, int attempt, const char *name,
+		     const char *result, wq_error *err);
+
+/* ---------------------------------------------------- retention and doctor (§15) ---- */
+
+typedef struct wq_prune_opts {
+	int64_t task_retention;      /* 0: 3 days. Finished tasks older than this go. */
+	int64_t operation_retention; /* 0: 7 days; never shorter than task_retention */
+} wq_prune_opts;
+
+typedef struct wq_prune_counts {
+	int64_t tasks;
+	int64_t operations;
+} wq_prune_counts;
+
+wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_error *err);
+
+typedef struct wq_finding {
+	char type[32];    /* "effect-begun-twice", "uncertain-effect", "interrupted",
+			     "dead-delivery", "operation-expiring" */
+	int64_t task_id;  /* 0 when none */
+	int64_t delivery_id;
+	char operation[WQ_KEY_MAX + 1];
+	char detail[256]; /* safe evidence */
+} wq_finding;
+
+/* Everything that needs a human. *out freed with wq_free(). */
+wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err);
+
+/* -------------------------------------------------------------- outbox (§8) ---- */
+
+typedef enum {
+	WQ_DELIVERY_PENDING = 1,
+	WQ_DELIVERY_SENDING = 2,
+	WQ_DELIVERY_DELIVERED = 3,
+	WQ_DELIVERY_DEAD = 4,
+} wq_delivery_state;
+
+const char *wq_delivery_state_name(wq_delivery_state s);
+wq_rc wq_delivery_state_parse(const char *name, wq_delivery_state *out, wq_error *err);
+
+typedef struct wq_delivery {
+	int64_t id;
+	int64_t task_id;
+	char channel[WQ_NAME_MAX + 1]; /* "inbox:alice", "webhook:ops", "command:pager" */
+	wq_delivery_state state;
+	int attempts;
+	int max_attempts;
+	int64_t created_at, updated_at, next_at, delivered_at;
+	char last_error[WQ_DETAIL_MAX + 1];
+} wq_delivery;
+
+/* Deliveries by id; state 0 = any. *out freed with wq_free(). */
+wq_rc wq_delivery_list(wq_db *db, wq_delivery_state state, wq_delivery **out, size_t *n,
+		       wq_error *err);
+/* dead → pending, due now. Never re-runs the task. WQ_ESTATE for any other state. */
+wq_rc wq_delivery_retry(wq_db *db, int64_t id, wq_error *err);
+
+/* One notification in the built-in inbox: metadata only, never the result body. */
+typedef struct wq_notification {
+	int64_t id;
+	char recipient[WQ_NAME_MAX + 1];
+	int64_t delivery_id;
+	int64_t task_id;
+	char kind[WQ_KIND_MAX + 1];
+	char operation[WQ_KEY_MAX + 1];
+	char subject[64];    /* "succeeded", "dead-delivery", "abandoned-intake" */
+	int64_t result_size; /* -1 when no result */
+	char result_sha256[WQ_SHA256_HEX];
+	int64_t created_at;
+	int64_t read_at;     /* 0 while unread */
+} wq_notification;
+
+wq_rc wq_inbox_list(wq_db *db, const char *recipient, int unread_only,
+		    wq_notification **out, size_t *n, wq_error *err);
+wq_rc wq_inbox_read(wq_db *db, int64_t notification_id, wq_error *err);
 
 /* ------------------------------------------------------------------ config ---- */
 

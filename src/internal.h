@@ -53,6 +53,11 @@ double wq__random_unit(void);
 
 /* ---- json.c ---- */
 
+/* The operation fingerprint: SHA-256 over "v<version>\n" + the canonical JSON of the
+ * payload. WQ_EINVAL for invalid JSON. */
+wq_rc wq__fingerprint(const char *payload, size_t len, int version, char hex[WQ_SHA256_HEX],
+		      wq_error *err);
+
 /* SHA-256 of data as 64 lowercase hex digits + NUL into hex[WQ_SHA256_HEX]. */
 void wq__sha256_hex(const void *data, size_t len, char hex[WQ_SHA256_HEX]);
 
