@@ -88,6 +88,7 @@ struct wq_worker {
 	uv_async_t wake;
 	uv_timer_t poll, beat, drain, kick;
 	uv_signal_t sigterm, sigint;
+	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN), or NULL */
 	int loop_ready;
 	int ran;
 
@@ -138,6 +139,8 @@ static const char *dur(int64_t us, char *buf, size_t sz)
 
 /* ------------------------------------------------------------------ stopping ---- */
 
+static void watch_wakeups(struct wq_worker *w);
+
 static void close_if_open(uv_handle_t *h)
 {
 	if (h->loop && !uv_is_closing(h))
@@ -166,6 +169,7 @@ static void shutdown_now(struct wq_worker *w)
 	}
 	wlog(w, "info", "instance %s stopped", w->self.id);
 	close_if_open((uv_handle_t *)&w->poll);
+	watch_wakeups(w); /* closing: only closes the watch */
 	close_if_open((uv_handle_t *)&w->beat);
 	close_if_open((uv_handle_t *)&w->drain);
 	close_if_open((uv_handle_t *)&w->kick);
@@ -232,6 +236,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 	w->phase = WQ__PH_DRAINING;
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
+	watch_wakeups(w); /* not running any more: only closes the watch */
 	if (w->running == 0) {
 		wlog(w, "info", "%s: stopping", why);
 		shutdown_now(w);
@@ -817,9 +822,70 @@ static void do_claim(struct wq_worker *w)
 	check_idle(w);
 }
 
+/* ------------------------------------------------------------------ wake-ups ---- */
+
+/*
+ * Stores that can announce new work (PostgreSQL LISTEN/NOTIFY) hand out a descriptor;
+ * a readable descriptor means "claim now", so an idle worker starts a task enqueued on
+ * another host within milliseconds. The poll timer stays as the fallback for a lost
+ * notification. After a reconnect the old descriptor is dead even when the new one has
+ * the same number, so the watch is rebuilt whenever the store says so (-1).
+ */
+static void free_handle(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void on_wakeup(uv_poll_t *h, int status, int events);
+
+static void watch_wakeups(struct wq_worker *w)
+{
+	int fd;
+
+	if (w->wakeup) {
+		uv_poll_stop(w->wakeup);
+		uv_close((uv_handle_t *)w->wakeup, free_handle);
+		w->wakeup = NULL;
+	}
+	if (!w->db->m->wakeup_fd || w->phase != WQ__PH_RUNNING)
+		return;
+	fd = w->db->m->wakeup_fd(w->db->s);
+	if (fd < 0 || !(w->wakeup = malloc(sizeof(*w->wakeup))))
+		return;
+	if (uv_poll_init(&w->loop, w->wakeup, fd) != 0) {
+		free(w->wakeup);
+		w->wakeup = NULL;
+		return;
+	}
+	w->wakeup->data = w;
+	uv_poll_start(w->wakeup, UV_READABLE, on_wakeup);
+}
+
+/* Reads pending wake-ups; claims when one arrived or the watch had to be rebuilt. */
+static void check_wakeups(struct wq_worker *w)
+{
+	int r;
+
+	if (!w->db->m->wakeup_drain || w->phase != WQ__PH_RUNNING)
+		return;
+	r = w->db->m->wakeup_drain(w->db->s);
+	if (r < 0 || !w->wakeup)
+		watch_wakeups(w);
+	if (r != 0)
+		uv_timer_start(&w->kick, on_kick, 0, 0);
+}
+
+static void on_wakeup(uv_poll_t *h, int status, int events)
+{
+	check_wakeups(h->data);
+}
+
 static void on_poll(uv_timer_t *t)
 {
-	do_claim(t->data);
+	struct wq_worker *w = t->data;
+
+	do_claim(w);
+	check_wakeups(w); /* also notices a reconnect hidden inside a successful call */
 }
 
 static void on_kick(uv_timer_t *t)
@@ -1118,6 +1184,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 
 	maintain(w, 0); /* recovery before the first claim */
 	w->phase = WQ__PH_RUNNING;
+	watch_wakeups(w);
 	uv_timer_start(&w->poll, on_poll, 0,
 		       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
 	uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),

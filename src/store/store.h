@@ -214,6 +214,29 @@ struct wq__store_methods {
 	 * crash in between): interrupted with `reason`. */
 	wq_rc (*reap_orphans)(struct wq__store *s, const char *reason, int64_t now, int *count,
 			      wq_error *err);
+
+	/* Optional wake-ups (version 1; NULL when the backend has none, e.g. sqlite: poll).
+	 * A backend that has them wakes sleeping workers whenever a transaction that can make
+	 * a task due now commits (enqueue due now, finish RETRY, resolve RETRY).
+	 *
+	 * wakeup_fd: the file descriptor to watch for readability, after subscribing this
+	 * connection to wake-ups (PostgreSQL: LISTEN wakeq on the current connection, redone
+	 * after every reconnect); -1 when there is none right now (no connection: ask again
+	 * later, e.g. at the next poll). The descriptor belongs to the store: never close it.
+	 *
+	 * wakeup_drain: reads what arrived, without blocking. 1 when at least one wake-up
+	 * arrived, 0 when none, -1 when the descriptor from the last wakeup_fd is no longer
+	 * the one to watch (the connection is bad, or it was replaced by a reconnect, which
+	 * any call on the handle may do, even one that succeeds; the new descriptor often has
+	 * the old number). Other calls on the handle may also read wake-ups off the descriptor
+	 * (they are kept for wakeup_drain).
+	 *
+	 * So, before every wait: call wakeup_drain. 1: claim (and drain again). -1: stop
+	 * watching the old descriptor (even if wakeup_fd now returns the same number), call
+	 * wakeup_fd, watch what it returns, and claim once (wake-ups sent while there was no
+	 * connection are lost). 0: wait on the descriptor, and on the poll timer as well. */
+	int (*wakeup_fd)(struct wq__store *s);
+	int (*wakeup_drain)(struct wq__store *s);
 };
 
 /* The backends compiled in. */
