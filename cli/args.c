@@ -20,7 +20,7 @@ static const struct cli_opt *find_opt(const struct cli_opt *opts, const char *na
 static int take_option(struct cli *cli, int argc, char **argv, int *i,
 		       const struct cli_opt *opts)
 {
-	const struct cli_opt common[] = {{"--db", &cli->db_opt, NULL}, {NULL, NULL, NULL}};
+	const struct cli_opt common[] = {CLI_VALUE("--db", &cli->db_opt), CLI_END};
 	const char *arg = argv[*i];
 	const char *eq = strchr(arg, '=');
 	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -37,13 +37,17 @@ static int take_option(struct cli *cli, int argc, char **argv, int *i,
 		*o->flag = 1;
 		return 0;
 	}
-	if (eq) {
-		*o->value = eq + 1;
+	if (!eq && *i + 1 >= argc)
+		return cli_errorf(CLI_EXIT_USAGE, "option '%s' needs a value", o->name);
+	const char *v = eq ? eq + 1 : argv[++*i];
+	if (!o->list) {
+		*o->value = v;
 		return 0;
 	}
-	if (*i + 1 >= argc)
-		return cli_errorf(CLI_EXIT_USAGE, "option '%s' needs a value", o->name);
-	*o->value = argv[++*i];
+	if (o->list->n == CLI_LIST_MAX)
+		return cli_errorf(CLI_EXIT_USAGE, "option '%s' given more than %d times", o->name,
+				  CLI_LIST_MAX);
+	o->list->v[o->list->n++] = v;
 	return 0;
 }
 

@@ -39,12 +39,25 @@ struct cli {
 
 /* ------------------------------------------------------------------ args.c ---- */
 
-/* One option of a command. Exactly one of value/flag is set. */
+/* The values of a repeatable option, in the order given. */
+#define CLI_LIST_MAX 8
+struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	size_t n;
+};
+
+/* One option of a command. Exactly one of value/flag/list is set. */
 struct cli_opt {
 	const char *name;   /* "--payload" */
 	const char **value; /* receives the option's argument */
 	int *flag;          /* set to 1 when the flag is given */
+	struct cli_list *list; /* repeatable: each argument is appended */
 };
+
+#define CLI_VALUE(name, ptr) {(name), (ptr), NULL, NULL}
+#define CLI_FLAG(name, ptr) {(name), NULL, (ptr), NULL}
+#define CLI_LIST(name, ptr) {(name), NULL, NULL, (ptr)}
+#define CLI_END {NULL, NULL, NULL, NULL}
 
 /*
  * Parses argv[1..argc-1] of a command (argv[0] is the command name). Options from `opts`

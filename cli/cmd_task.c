@@ -9,7 +9,7 @@
 /* Reading a payload stops here; the library's own limit is far below it. */
 #define PAYLOAD_READ_MAX (64u * 1024 * 1024)
 
-static const struct cli_opt no_opts[] = {{NULL, NULL, NULL}};
+static const struct cli_opt no_opts[] = {CLI_END};
 
 /* Parses "COMMAND ID" with no options but the common ones. */
 static int id_only(struct cli *cli, int argc, char **argv, int64_t *id)
@@ -179,14 +179,15 @@ static int print_enqueued(const wq_enqueued *e, int json)
 		printf("%lld\n", (long long)e->id);
 		return 0;
 	}
-	return cli_print_json(json_pack("{s:I, s:s?, s:s, s:b}", "id", (json_int_t)e->id,
-					"state", state, "operation", e->operation, "replayed",
-					e->replayed));
+	return cli_print_json(json_pack("{s:I, s:s?, s:s, s:s, s:b}", "id", (json_int_t)e->id,
+					"state", state, "operation", e->operation, "fingerprint",
+					e->fingerprint, "replayed", e->replayed));
 }
 
 /* The option values of enqueue, as given. */
 struct enqueue_args {
 	const char *payload, *version, *priority, *max_attempts, *at, *in;
+	struct cli_list notify;
 	int json;
 };
 
@@ -206,6 +207,8 @@ static int enqueue_opts(const char *kind, const struct enqueue_args *a, wq_enque
 	if (a->max_attempts &&
 	    (ex = cli_parse_int("--max-attempts", a->max_attempts, 1, 1000, &o->max_attempts)))
 		return ex;
+	o->notify = a->notify.v;
+	o->nnotify = a->notify.n;
 	return due_time(a->at, a->in, &o->due_at);
 }
 
@@ -214,11 +217,12 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 	struct enqueue_args a = {0};
 	wq_enqueue_opts o = {0};
 	const struct cli_opt opts[] = {
-		{"--payload", &a.payload, NULL},   {"--payload-version", &a.version, NULL},
-		{"--tenant", &o.tenant, NULL},     {"--scope", &o.scope, NULL},
-		{"--priority", &a.priority, NULL}, {"--at", &a.at, NULL},
-		{"--in", &a.in, NULL},             {"--max-attempts", &a.max_attempts, NULL},
-		{"--json", NULL, &a.json},         {NULL, NULL, NULL},
+		CLI_VALUE("--payload", &a.payload),   CLI_VALUE("--payload-version", &a.version),
+		CLI_VALUE("--tenant", &o.tenant),     CLI_VALUE("--scope", &o.scope),
+		CLI_VALUE("--priority", &a.priority), CLI_VALUE("--at", &a.at),
+		CLI_VALUE("--in", &a.in),             CLI_VALUE("--max-attempts", &a.max_attempts),
+		CLI_VALUE("--key", &o.key),           CLI_LIST("--notify", &a.notify),
+		CLI_FLAG("--json", &a.json),         CLI_END,
 	};
 	struct payload pl = {0};
 	const char *pos[1];
@@ -284,12 +288,12 @@ int cmd_resolve(struct cli *cli, int argc, char **argv)
 	int flags[5] = {0}, given = 0, npos, ex;
 	const char *note = NULL, *pos[1];
 	const struct cli_opt opts[] = {
-		{"--retry", NULL, &flags[WQ_RESOLVE_RETRY]},
-		{"--succeeded", NULL, &flags[WQ_RESOLVE_SUCCEEDED]},
-		{"--failed", NULL, &flags[WQ_RESOLVE_FAILED]},
-		{"--cancel", NULL, &flags[WQ_RESOLVE_CANCEL]},
-		{"--note", &note, NULL},
-		{NULL, NULL, NULL},
+		CLI_FLAG("--retry", &flags[WQ_RESOLVE_RETRY]),
+		CLI_FLAG("--succeeded", &flags[WQ_RESOLVE_SUCCEEDED]),
+		CLI_FLAG("--failed", &flags[WQ_RESOLVE_FAILED]),
+		CLI_FLAG("--cancel", &flags[WQ_RESOLVE_CANCEL]),
+		CLI_VALUE("--note", &note),
+		CLI_END,
 	};
 	wq_resolution decision = 0;
 	wq_error err = {0};

@@ -91,8 +91,8 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 	const char *state = NULL, *kind = NULL, *limit = NULL, *pos[1];
 	int json = 0, npos, ex;
 	const struct cli_opt opts[] = {
-		{"--state", &state, NULL}, {"--kind", &kind, NULL}, {"--limit", &limit, NULL},
-		{"--json", NULL, &json},   {NULL, NULL, NULL},
+		CLI_VALUE("--state", &state), CLI_VALUE("--kind", &kind), CLI_VALUE("--limit", &limit),
+		CLI_FLAG("--json", &json),   CLI_END,
 	};
 	wq_list_filter f = {0};
 	wq_task *tasks = NULL;
@@ -122,7 +122,7 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 static int open_task(struct cli *cli, int argc, char **argv, int *json, wq_db **db,
 		     wq_task *t)
 {
-	const struct cli_opt opts[] = {{"--json", NULL, json}, {NULL, NULL, NULL}};
+	const struct cli_opt opts[] = {CLI_FLAG("--json", json), CLI_END};
 	const char *pos[1];
 	wq_error err = {0};
 	int64_t id;

@@ -57,9 +57,9 @@ int cmd_worker(struct cli *cli, int argc, char **argv)
 	const char *config = NULL, *pos[1];
 	int until_idle = 0, npos, ex;
 	const struct cli_opt opts[] = {
-		{"--config", &config, NULL},
-		{"--until-idle", NULL, &until_idle},
-		{NULL, NULL, NULL},
+		CLI_VALUE("--config", &config),
+		CLI_FLAG("--until-idle", &until_idle),
+		CLI_END,
 	};
 	wq_config *cfg = NULL;
 	wq_error err = {0};

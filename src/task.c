@@ -5,6 +5,8 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 wq_rc wq__check_kind(const char *kind, wq_error *err)
@@ -66,20 +68,94 @@ static wq_rc check_enqueue(const wq_enqueue_opts *o, size_t payload_len, wq_erro
 	return WQ_OK;
 }
 
+/* "inbox:RECIPIENT", "webhook:NAME" or "command:NAME"; NAME and RECIPIENT are printable,
+ * without spaces. Whether a webhook/command channel is configured is the worker's to
+ * check (the enqueuer has no worker configuration). */
+static wq_rc check_channel(const char *c, wq_error *err)
+{
+	static const char *const types[] = {"inbox:", "webhook:", "command:"};
+	size_t n = c ? strlen(c) : 0;
+
+	for (size_t i = 0; i < WQ__ARRAY_LEN(types); i++) {
+		size_t tl = strlen(types[i]);
+		if (n <= tl || strncmp(c, types[i], tl) != 0)
+			continue;
+		if (n > WQ_NAME_MAX)
+			return wq__err(err, WQ_EINVAL, "channel '%.40s...' is longer than %d bytes", c,
+				       WQ_NAME_MAX);
+		for (size_t k = tl; k < n; k++)
+			if ((unsigned char)c[k] <= ' ' || c[k] == 0x7f)
+				return wq__err(err, WQ_EINVAL,
+					       "channel '%s' contains a space or control character", c);
+		return WQ_OK;
+	}
+	return wq__err(err, WQ_EINVAL,
+		       "invalid channel '%s' (expected inbox:RECIPIENT, webhook:NAME or command:NAME)",
+		       c ? c : "");
+}
+
+/* The channels as a JSON array text (malloc'd) in *out, or NULL when there are none. */
+static wq_rc notify_json(const wq_enqueue_opts *o, char **out, wq_error *err)
+{
+	json_t *a;
+	wq_rc rc;
+
+	*out = NULL;
+	if (o->nnotify == 0)
+		return WQ_OK;
+	if (o->nnotify > WQ_NOTIFY_MAX || !o->notify)
+		return wq__err(err, WQ_EINVAL, "at most %d channels may be notified", WQ_NOTIFY_MAX);
+	for (size_t i = 0; i < o->nnotify; i++) {
+		if ((rc = check_channel(o->notify[i], err)) != WQ_OK)
+			return rc;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(o->notify[i], o->notify[k]) == 0)
+				return wq__err(err, WQ_EINVAL, "channel '%s' given twice",
+					       o->notify[i]);
+	}
+	if (!(a = json_array()))
+		return wq__err(err, WQ_ENOMEM, "out of memory");
+	for (size_t i = 0; i < o->nnotify; i++)
+		json_array_append_new(a, json_string(o->notify[i]));
+	*out = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return *out ? WQ_OK : wq__err(err, WQ_ENOMEM, "out of memory");
+}
+
+static wq_rc check_key(const char *key, wq_error *err)
+{
+	size_t n = strlen(key);
+
+	if (n == 0 || n > WQ_KEY_MAX)
+		return wq__err(err, WQ_EINVAL, "operation key must be 1..%d bytes", WQ_KEY_MAX);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
+			return wq__err(err, WQ_EINVAL, "operation key contains a control character");
+	return WQ_OK;
+}
+
 wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error *err)
 {
 	const char *payload = o && o->payload ? o->payload : "{}";
 	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
-	char sha[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
+	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
+	char *notify = NULL;
 	struct wq__new_task t;
 	int64_t id;
+	int version;
 	wq_rc rc;
 
 	if (!db || !o)
 		return wq__err(err, WQ_EINVAL, "wq_enqueue needs a store and options");
 	if ((rc = check_enqueue(o, len, err)) != WQ_OK)
 		return rc;
-	if ((rc = wq_json_validate(payload, len, err)) != WQ_OK)
+	if (o->key && (rc = check_key(o->key, err)) != WQ_OK)
+		return rc;
+	version = o->payload_version ? o->payload_version : 1;
+	/* also the JSON validation, with the error's position */
+	if ((rc = wq__fingerprint(payload, len, version, fp, err)) != WQ_OK)
+		return rc;
+	if ((rc = notify_json(o, &notify, err)) != WQ_OK)
 		return rc;
 
 	wq__sha256_hex(payload, len, sha);
@@ -88,10 +164,13 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	t.kind = o->kind;
 	t.tenant = o->tenant ? o->tenant : "";
 	t.scope = o->scope ? o->scope : "";
-	t.operation = op;
+	t.operation = o->key ? o->key : op;
+	t.key = o->key;
+	t.fingerprint = fp;
+	t.notify = notify;
 	t.payload = payload;
 	t.payload_len = len;
-	t.payload_version = o->payload_version ? o->payload_version : 1;
+	t.payload_version = version;
 	t.payload_sha256 = sha;
 	t.priority = o->priority;
 	t.now = wq_now();
@@ -100,11 +179,13 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	t.max_attempts = o->max_attempts ? o->max_attempts : 3;
 
 	rc = WQ__STORE(db, enqueue, &t, &id, err);
+	free(notify);
 	if (rc != WQ_OK)
 		return rc;
 	if (out) {
 		out->id = id;
-		wq__strlcpy(out->operation, op, sizeof out->operation);
+		wq__strlcpy(out->operation, t.operation, sizeof out->operation);
+		wq__strlcpy(out->fingerprint, fp, sizeof out->fingerprint);
 		out->state = WQ_STATE_PENDING;
 		out->replayed = 0;
 	}

@@ -56,6 +56,9 @@ struct wq__new_task {
 	int64_t due_at;
 	int64_t order_at; /* due_at minus the priority's head start; claim order key */
 	int max_attempts;
+	const char *key;         /* operation key, or NULL: `operation` is a generated id */
+	const char *fingerprint; /* hex: SHA-256 of "v<version>\n" + canonical payload */
+	const char *notify;      /* JSON array of channel strings ("inbox:alice"), or NULL */
 	int64_t now;
 };
 
@@ -237,6 +240,11 @@ struct wq__store_methods {
 	 * connection are lost). 0: wait on the descriptor, and on the poll timer as well. */
 	int (*wakeup_fd)(struct wq__store *s);
 	int (*wakeup_drain)(struct wq__store *s);
+
+	/* --- operations, effects, retention, doctor (schema v2; operation.c, effect.c,
+	 *     prune.c, doctor.c) --- */
+
+	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) --- */
 };
 
 /* The backends compiled in. */
