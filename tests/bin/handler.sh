@@ -10,6 +10,7 @@
 #   gate        mark started (pid) like block, wait for $WAKEQ_TEST_DIR/gate.<task>,
 #               then print a result and exit 0
 #   big N       print N bytes of result
+#   nap SECONDS sleep that long, then print a result and exit 0
 set -eu
 dir=${WAKEQ_TEST_DIR:?}
 echo "$WAKEQ_TASK_ID $WAKEQ_ATTEMPT_ID" >>"$dir/runs"
@@ -27,6 +28,10 @@ gate)
 	echo $$ >"$dir/started.$WAKEQ_TASK_ID"
 	while [ ! -f "$dir/gate.$WAKEQ_TASK_ID" ]; do sleep 0.02; done
 	echo "late result of task $WAKEQ_TASK_ID" ;;
+nap)
+	cat >/dev/null
+	sleep "$2"
+	echo "result of task $WAKEQ_TASK_ID" ;;
 big)
 	cat >/dev/null
 	head -c "$2" /dev/zero | tr '\0' x ;;
