@@ -135,5 +135,23 @@ int cmd_list(struct cli *cli, int argc, char **argv);
 int cmd_show(struct cli *cli, int argc, char **argv);
 int cmd_timeline(struct cli *cli, int argc, char **argv);
 int cmd_worker(struct cli *cli, int argc, char **argv);
+/* cmd_outbox.c */
+int cmd_deliveries(struct cli *cli, int argc, char **argv);
+int cmd_inbox(struct cli *cli, int argc, char **argv);
+int cmd_dead(struct cli *cli, int argc, char **argv);
+int cmd_effect(struct cli *cli, int argc, char **argv);
+int cmd_prune(struct cli *cli, int argc, char **argv);
+int cmd_doctor(struct cli *cli, int argc, char **argv);
+
+/* ---------------------------------------------------------------- cmd_ops.c ---- */
+
+/* The task `timeline ID|KEY` names: a positive integer is a task id unless one of
+ * tenant/scope/kind (NULL when not given) is given; anything else is an operation key
+ * (wq_operation_find). Returns 0 or the exit status after the error line. */
+int cli_timeline_task(wq_db *db, const char *arg, const char *tenant, const char *scope,
+		      const char *kind, int64_t *task_id);
+/* Attempts as a JSON array (NULL when out of memory), or as indented text lines. */
+json_t *cli_attempts_json(const wq_attempt *a, size_t n);
+void cli_print_attempts(const wq_attempt *a, size_t n);
 
 #endif /* WAKEQ_CLI_H */

@@ -183,7 +183,17 @@ static json_t *event_json(const wq_event *e)
 			 "detail", detail_json(e));
 }
 
-static int print_timeline_json(const wq_task *t, const wq_event *ev, size_t n)
+/* The operation a timeline is keyed by: its identity, fingerprint and payload version. */
+static json_t *operation_json(const wq_task *t)
+{
+	return json_pack("{s:o, s:b, s:o, s:o, s:o, s:s, s:i}", "id", cli_json_str(t->operation),
+			 "keyed", t->keyed, "tenant", cli_json_str(t->tenant), "scope",
+			 cli_json_str(t->scope), "kind", cli_json_str(t->kind), "fingerprint",
+			 t->fingerprint, "payload_version", t->payload_version);
+}
+
+static int print_timeline_json(const wq_task *t, const wq_attempt *att, size_t na,
+			       const wq_event *ev, size_t n)
 {
 	json_t *events = json_array();
 
@@ -193,25 +203,34 @@ static int print_timeline_json(const wq_task *t, const wq_event *ev, size_t n)
 			events = NULL;
 		}
 	}
-	return cli_print_json(json_pack("{s:o, s:o}", "task", cli_task_json(t), "events", events));
+	return cli_print_json(json_pack("{s:o, s:o, s:o, s:o}", "operation", operation_json(t),
+					"task", cli_task_json(t), "attempts",
+					cli_attempts_json(att, na), "events", events));
 }
 
-static void print_timeline_header(const wq_task *t)
+static void print_timeline_header(const wq_task *t, const wq_attempt *att, size_t na)
 {
 	char a[WQ_NAME_MAX + 1], b[WQ_NAME_MAX + 1], op[WQ_KEY_MAX + 1];
+	char d[WQ_DETAIL_MAX + 1];
 	const char *state = wq_state_name(t->state);
 
-	printf("task:         %lld\n", (long long)t->id);
-	printf("kind:         %s\n", cli_safe(t->kind, a, sizeof a));
-	printf("operation:    %s\n", cli_safe(t->operation, op, sizeof op));
+	printf("operation:    %s (%s)\n", cli_safe(t->operation, op, sizeof op),
+	       t->keyed ? "key" : "generated");
+	printf("fingerprint:  %s, payload version %d\n", t->fingerprint[0] ? t->fingerprint : "-",
+	       t->payload_version);
 	printf("tenant/scope: %s / %s\n", cli_safe(t->tenant, a, sizeof a),
 	       cli_safe(t->scope, b, sizeof b));
-	printf("payload:      sha256 %s, %lld bytes, version %d\n", t->payload_sha256,
-	       (long long)t->payload_size, t->payload_version);
+	printf("task:         %lld\n", (long long)t->id);
+	printf("kind:         %s\n", cli_safe(t->kind, a, sizeof a));
+	printf("payload:      sha256 %s, %lld bytes\n", t->payload_sha256,
+	       (long long)t->payload_size);
 	printf("state:        %s", state ? state : "?");
 	if (t->reason[0])
-		printf(" (%s)", cli_safe(t->reason, a, sizeof a));
-	printf("\nattempts:     %d/%d\n\n", t->attempts, t->max_attempts);
+		printf(" (%s%s%s)", cli_safe(t->reason, a, sizeof a), t->reason_detail[0] ? ": " : "",
+		       t->reason_detail[0] ? cli_safe(t->reason_detail, d, sizeof d) : "");
+	printf("\nattempts:     %d/%d\n", t->attempts, t->max_attempts);
+	cli_print_attempts(att, na);
+	putchar('\n');
 }
 
 /* One event line; the detail is re-encoded compactly so that it is always one line. */
@@ -231,12 +250,13 @@ static void print_event(const wq_event *e, int wtype, int wattempt, int winstanc
 	json_decref(j);
 }
 
-static void print_timeline_text(const wq_task *t, const wq_event *ev, size_t n)
+static void print_timeline_text(const wq_task *t, const wq_attempt *att, size_t na,
+				const wq_event *ev, size_t n)
 {
 	int wtype = 1, wattempt = 1, winstance = 1;
 	char aid[48];
 
-	print_timeline_header(t);
+	print_timeline_header(t, att, na);
 	for (size_t i = 0; i < n; i++) {
 		wtype = width_of(ev[i].type, wtype);
 		wattempt = width_of(cli_attempt_id(ev[i].task_id, ev[i].attempt, aid, sizeof aid),
@@ -249,24 +269,42 @@ static void print_timeline_text(const wq_task *t, const wq_event *ev, size_t n)
 
 int cmd_timeline(struct cli *cli, int argc, char **argv)
 {
+	const char *tenant = NULL, *scope = NULL, *kind = NULL, *pos[1];
+	int json = 0, npos, ex;
+	const struct cli_opt opts[] = {
+		CLI_VALUE("--tenant", &tenant), CLI_VALUE("--scope", &scope),
+		CLI_VALUE("--kind", &kind),     CLI_FLAG("--json", &json),
+		CLI_END,
+	};
 	wq_event *events = NULL;
+	wq_attempt *att = NULL;
 	wq_error err = {0};
 	wq_db *db = NULL;
-	int json = 0, ex;
-	size_t n = 0;
+	size_t n = 0, na = 0;
+	int64_t id = 0;
 	wq_task t;
 	wq_rc rc;
 
-	if ((ex = open_task(cli, argc, argv, &json, &db, &t)))
+	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
+	    (ex = cli_want_args("timeline", npos, 1, "task id or operation key")) ||
+	    (ex = cli_open(cli, 0, &db)))
 		return ex;
-	rc = wq_timeline(db, t.id, &events, &n, &err);
+	if ((ex = cli_timeline_task(db, pos[0], tenant, scope, kind, &id)))
+		goto out;
+	rc = wq_task_get(db, id, &t, &err);
+	if (rc == WQ_OK)
+		rc = wq_attempts(db, id, &att, &na, &err);
+	if (rc == WQ_OK)
+		rc = wq_timeline(db, id, &events, &n, &err);
 	if (rc != WQ_OK)
 		ex = cli_fail(rc, &err);
 	else if (json)
-		ex = print_timeline_json(&t, events, n);
+		ex = print_timeline_json(&t, att, na, events, n);
 	else
-		print_timeline_text(&t, events, n);
+		print_timeline_text(&t, att, na, events, n);
+out:
 	wq_free(events);
+	wq_free(att);
 	wq_db_close(db);
 	return ex;
 }

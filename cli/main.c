@@ -14,6 +14,8 @@ static const struct command commands[] = {
 	{"init", cmd_init},         {"enqueue", cmd_enqueue},   {"list", cmd_list},
 	{"show", cmd_show},         {"result", cmd_result},     {"cancel", cmd_cancel},
 	{"resolve", cmd_resolve},   {"timeline", cmd_timeline}, {"worker", cmd_worker},
+	{"effect", cmd_effect},     {"prune", cmd_prune},       {"doctor", cmd_doctor},
+	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
 };
 
 static const struct command *find_command(const char *name)

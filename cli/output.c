@@ -15,9 +15,13 @@ static const char usage_text[] =
 	"  init\n"
 	"      create the store, or migrate it to this version\n"
 	"  enqueue KIND [--payload JSON|@FILE|-] [--payload-version N] [--tenant T]\n"
-	"          [--scope S] [--priority N] [--at TIME|--in DURATION] [--max-attempts N]\n"
-	"          [--json]\n"
-	"      add a task and print its id (TIME is RFC 3339, DURATION e.g. 30s, 5m, 1h30m)\n"
+	"          [--scope S] [--key KEY] [--priority N] [--at TIME|--in DURATION]\n"
+	"          [--max-attempts N] [--notify CHANNEL]... [--json]\n"
+	"      add a task and print its id (TIME is RFC 3339, DURATION e.g. 30s, 5m, 1h30m);\n"
+	"      with --key, the same (tenant, scope, kind, key) and input returns the existing\n"
+	"      task (--json: \"replayed\": true), other input is refused (exit 3);\n"
+	"      --notify inbox:RECIPIENT|webhook:NAME|command:NAME (repeatable): notified\n"
+	"      with the result's metadata once the task succeeds\n"
 	"  list [--state STATE] [--kind KIND] [--limit N] [--json]\n"
 	"      list tasks by id (--state interrupted: the tasks waiting for a decision)\n"
 	"  show ID [--json]\n"
@@ -28,10 +32,34 @@ static const char usage_text[] =
 	"      cancel a pending task, or request cancellation of a running one\n"
 	"  resolve ID --retry|--succeeded|--failed|--cancel [--note TEXT]\n"
 	"      decide an interrupted task; the decision and note go on the timeline\n"
-	"  timeline ID [--json]\n"
-	"      the task's operation, payload fingerprint and events in order\n"
+	"  timeline ID|KEY [--tenant T] [--scope S] [--kind K] [--json]\n"
+	"      one operation: identity, fingerprint, attempts and every event in order\n"
+	"      (a positive integer is a task id unless --tenant/--scope/--kind is given)\n"
+	"  effect begin NAME\n"
+	"      in a handler: record intent; prints `new` (exit 0: do it), `done` and the\n"
+	"      recorded result (exit 10: skip it) or `uncertain` (exit 11: an earlier attempt\n"
+	"      began it, never confirmed; the attempt ends interrupted); 6: stale attempt\n"
+	"  effect done NAME [--result TEXT]\n"
+	"      in a handler: confirm the effect (context from WAKEQ_TASK_ID,\n"
+	"      WAKEQ_ATTEMPT_ID, WAKEQ_DB); idempotency key for outside APIs:\n"
+	"      $WAKEQ_OPERATION:NAME\n"
+	"  prune [--task-retention DUR] [--operation-retention DUR] [--config FILE] [--json]\n"
+	"      delete finished tasks older than 3d and operation records completed more\n"
+	"      than 7d ago (defaults; [retention] in the config; operations >= tasks)\n"
+	"  doctor [--json]\n"
+	"      what needs a human, one line each; exit 0 when clean, 1 when it found some\n"
 	"  worker --config FILE [--until-idle]\n"
 	"      run a worker (the config's db is used when neither --db nor $WAKEQ_DB is set)\n"
+	"  deliveries [--state pending|sending|delivered|dead] [--json]\n"
+	"      notifications of results to their channels: state, attempts, last error\n"
+	"  deliveries retry ID\n"
+	"      send a dead delivery again (never runs its task again)\n"
+	"  inbox RECIPIENT [--unread] [--json]\n"
+	"      the built-in inbox: one notification per delivery, metadata only\n"
+	"  inbox read ID\n"
+	"      mark a notification read\n"
+	"  dead [--json]\n"
+	"      what was given up: dead deliveries\n"
 	"  help, --help\n"
 	"      this text\n"
 	"  --version\n"
@@ -257,6 +285,8 @@ json_t *cli_task_json(const wq_task *t)
 	bad |= json_object_set_new(o, "tenant", cli_json_str(t->tenant));
 	bad |= json_object_set_new(o, "scope", cli_json_str(t->scope));
 	bad |= json_object_set_new(o, "operation", cli_json_str(t->operation));
+	bad |= json_object_set_new(o, "keyed", json_boolean(t->keyed));
+	bad |= json_object_set_new(o, "fingerprint", jstr_or_null(t->fingerprint));
 	bad |= json_object_set_new(o, "priority", json_integer(t->priority));
 	bad |= json_object_set_new(o, "payload_version", json_integer(t->payload_version));
 	bad |= json_object_set_new(o, "payload_size", json_integer(t->payload_size));
@@ -334,6 +364,8 @@ void cli_print_task(const wq_task *t)
 	line_str("tenant:", t->tenant);
 	line_str("scope:", t->scope);
 	line_str("operation:", t->operation);
+	line_str("keyed:", t->keyed ? "yes" : "no");
+	line_str("fingerprint:", t->fingerprint);
 	line_int("priority:", t->priority);
 	line_int("payload_version:", t->payload_version);
 	line_int("payload_size:", t->payload_size);

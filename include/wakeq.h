@@ -154,7 +154,7 @@ typedef struct wq_enqueued {
 	int64_t id;
 	char operation[WQ_KEY_MAX + 1];  /* the key, or the generated operation id */
 	char fingerprint[WQ_SHA256_HEX]; /* SHA-256 of canonical payload + version */
-	wq_state state;
+	wq_state state; /* of the task; 0 for a replay whose task row was pruned */
 	int replayed; /* 1 when an existing task with the same operation was returned */
 } wq_enqueued;
 
@@ -257,6 +257,23 @@ wq_rc wq_timeline(wq_db *db, int64_t task_id, wq_event **out, size_t *n, wq_erro
 wq_rc wq_operation_find(wq_db *db, const char *tenant, const char *scope, const char *kind,
 			const char *key, int64_t *task_id, wq_error *err);
 
+/* One attempt (claim) of a task: the attempt id is "<task_id>.<attempt>". */
+typedef struct wq_attempt {
+	int64_t task_id;
+	int attempt;
+	char instance[WQ_NAME_MAX + 1]; /* the worker instance that ran it */
+	int64_t started_at;
+	int64_t finished_at;            /* 0 while it runs */
+	char outcome[WQ_REASON_MAX + 1]; /* "succeeded", "retry", "failed", "interrupted",
+					    "cancelled"; "" while it runs */
+	char reason[WQ_REASON_MAX + 1];
+	int exit_status;                /* -1 when none (killed, not applicable) */
+} wq_attempt;
+
+/* The attempts of a task by number. *out freed with wq_free(). WQ_ENOTFOUND for an
+ * unknown task. */
+wq_rc wq_attempts(wq_db *db, int64_t task_id, wq_attempt **out, size_t *n, wq_error *err);
+
 /* Canonical JSON (sorted keys, no insignificant white space, normalised numbers and
  * string escapes) of `text`. *out (NUL-terminated) is freed with wq_free(). */
 wq_rc wq_json_canonical(const char *text, size_t len, char **out, wq_error *err);
@@ -284,15 +301,22 @@ typedef enum {
 wq_rc wq_effect_begin(wq_db *db, int64_t task_id, int attempt, const char *name,
 		      wq_effect_status *status, char **result, wq_error *err);
 /* Confirms effect `name` of the attempt, with an optional result (safe text, at most
- * WQ_EFFECT_RESULT_MAX bytes). WQ_ESTATE when it was not begun in this attempt. */
+ * WQ_EFFECT_RESULT_MAX bytes; kept for later attempts, never put on the timeline, which
+ * gets its size and SHA-256). WQ_ESTALE as for begin; WQ_ESTATE when it was not begun by
+ * this attempt (never begun, uncertain, or done by another attempt). Confirming it again
+ * with the same result is WQ_OK. */
 wq_rc wq_effect_done(wq_db *db, int64_t task_id, int attempt, const char *name,
 		     const char *result, wq_error *err);
 
 /* ---------------------------------------------------- retention and doctor (§15) ---- */
 
 typedef struct wq_prune_opts {
-	int64_t task_retention;      /* 0: 3 days. Finished tasks older than this go. */
-	int64_t operation_retention; /* 0: 7 days; never shorter than task_retention */
+	int64_t task_retention;      /* 0: 3 days. Tasks finished longer ago than this go
+					(succeeded, failed, cancelled; with events, attempts,
+					effects). */
+	int64_t operation_retention; /* 0: 7 days, counted from the task's completion; never
+					shorter than task_retention (WQ_EINVAL). An operation
+					record goes only after its task row did. */
 } wq_prune_opts;
 
 typedef struct wq_prune_counts {
@@ -300,6 +324,9 @@ typedef struct wq_prune_counts {
 	int64_t operations;
 } wq_prune_counts;
 
+/* One transaction. Replay protection (wq_enqueue) holds for the operation retention past
+ * completion even when the task row is gone; operations of tasks that are not finished
+ * are never pruned. *out (optional) receives what was deleted. */
 wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_error *err);
 
 typedef struct wq_finding {
@@ -311,7 +338,10 @@ typedef struct wq_finding {
 	char detail[256]; /* safe evidence */
 } wq_finding;
 
-/* Everything that needs a human. *out freed with wq_free(). */
+/* Everything that needs a human: effects begun by two or more attempts, effects begun
+ * by an attempt that is over and never confirmed, interrupted tasks (and, with the
+ * outbox, dead deliveries). "operation-expiring" is never reported: an operation's
+ * retention starts only once its task row was pruned. *out freed with wq_free(). */
 wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err);
 
 /* -------------------------------------------------------------- outbox (§8) ---- */
@@ -331,23 +361,27 @@ typedef struct wq_delivery {
 	int64_t task_id;
 	char channel[WQ_NAME_MAX + 1]; /* "inbox:alice", "webhook:ops", "command:pager" */
 	wq_delivery_state state;
-	int attempts;
-	int max_attempts;
+	int attempts;      /* every attempt so far, also those before a wq_delivery_retry */
+	int max_attempts;  /* the attempt after which a failure makes it dead: the channel's
+			    * max_attempts counted from the last retry (8 until a worker
+			    * has applied its configuration) */
 	int64_t created_at, updated_at, next_at, delivered_at;
-	char last_error[WQ_DETAIL_MAX + 1];
+	char last_error[WQ_DETAIL_MAX + 1]; /* status code, transport error or exit status;
+					     * never a response body */
 } wq_delivery;
 
 /* Deliveries by id; state 0 = any. *out freed with wq_free(). */
 wq_rc wq_delivery_list(wq_db *db, wq_delivery_state state, wq_delivery **out, size_t *n,
 		       wq_error *err);
-/* dead → pending, due now. Never re-runs the task. WQ_ESTATE for any other state. */
+/* dead → pending, due now, with a new round of attempts (event `delivery-retry`). Never
+ * re-runs the task. WQ_ENOTFOUND; WQ_ESTATE naming any other state. */
 wq_rc wq_delivery_retry(wq_db *db, int64_t id, wq_error *err);
 
 /* One notification in the built-in inbox: metadata only, never the result body. */
 typedef struct wq_notification {
 	int64_t id;
 	char recipient[WQ_NAME_MAX + 1];
-	int64_t delivery_id;
+	int64_t delivery_id; /* the inbox delivery; for "dead-delivery": the dead one */
 	int64_t task_id;
 	char kind[WQ_KIND_MAX + 1];
 	char operation[WQ_KEY_MAX + 1];
@@ -358,8 +392,11 @@ typedef struct wq_notification {
 	int64_t read_at;     /* 0 while unread */
 } wq_notification;
 
+/* The notifications of `recipient` by id (unread_only: those not marked read). Each
+ * delivery adds at most one (unique in the store). *out freed with wq_free(). */
 wq_rc wq_inbox_list(wq_db *db, const char *recipient, int unread_only,
 		    wq_notification **out, size_t *n, wq_error *err);
+/* Marks a notification read; one already read stays as it is (WQ_OK). WQ_ENOTFOUND. */
 wq_rc wq_inbox_read(wq_db *db, int64_t notification_id, wq_error *err);
 
 /* ------------------------------------------------------------------ config ---- */
@@ -374,6 +411,9 @@ wq_rc wq_config_parse(const char *text, const char *name, wq_config **out, wq_er
 void wq_config_free(wq_config *cfg);
 /* The `db` key of [worker], or NULL. Borrowed from cfg. */
 const char *wq_config_db(const wq_config *cfg);
+/* The [retention] section (`tasks`, `operations`) as prune options; 0 for a key the file
+ * does not set. */
+void wq_config_retention(const wq_config *cfg, wq_prune_opts *out);
 
 /* ------------------------------------------------------------------ worker ---- */
 

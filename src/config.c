@@ -23,9 +23,13 @@ struct parse {
 	char section[160];    /* current section, to detect a repeated one */
 	unsigned seen;        /* keys seen in the current section (bit per key index) */
 	struct wq__kind_config *kind; /* the [kind.X] being read */
+	struct wq__channel_config *channel; /* the [channel.X] being read */
 };
 
-enum key_type { K_DURATION, K_INT, K_SIZE, K_STRING, K_COMMAND, K_ON_INTERRUPT };
+enum key_type {
+	K_DURATION, K_INT, K_SIZE, K_STRING, K_COMMAND, K_ON_INTERRUPT,
+	K_CHANNEL_TYPE, K_URL, K_RECIPIENT,
+};
 
 struct key {
 	const char *name;
@@ -36,6 +40,7 @@ struct key {
 
 #define WK(n, t, f, lo, hi) {n, t, offsetof(struct wq_config, f), lo, hi}
 #define KK(n, t, f, lo, hi) {n, t, offsetof(struct wq__kind_config, f), lo, hi}
+#define CK(n, t, f, lo, hi) {n, t, offsetof(struct wq__channel_config, f), lo, hi}
 #define DAY (86400LL * WQ__US_PER_S)
 
 static const struct key worker_keys[] = {
@@ -48,6 +53,14 @@ static const struct key worker_keys[] = {
 	WK("kill_grace", K_DURATION, kill_grace, 0, 3600 * WQ__US_PER_S),
 	WK("result_max", K_SIZE, result_max, 0, 256LL << 20),
 	WK("stderr_max", K_SIZE, stderr_max, 0, 16LL << 20),
+	WK("delivery_concurrency", K_INT, delivery_concurrency, 1, 1024),
+	WK("operators_inbox", K_RECIPIENT, operators_inbox, 0, 0),
+};
+
+/* [retention] (SPEC §15), read by `wakeq prune --config`. */
+static const struct key retention_keys[] = {
+	WK("tasks", K_DURATION, task_retention, 1, 3650 * DAY),
+	WK("operations", K_DURATION, operation_retention, 1, 3650 * DAY),
 };
 
 static const struct key kind_keys[] = {
@@ -57,6 +70,17 @@ static const struct key kind_keys[] = {
 	KK("retry_backoff", K_DURATION, retry_backoff, 0, DAY),
 	KK("retry_backoff_max", K_DURATION, retry_backoff_max, 0, 30 * DAY),
 	KK("on_interrupt", K_ON_INTERRUPT, on_interrupt, 0, 0),
+};
+
+/* [channel.NAME]; `url` only for webhooks, `command` only for commands. */
+static const struct key channel_keys[] = {
+	CK("type", K_CHANNEL_TYPE, type, 0, 0),
+	CK("url", K_URL, url, 0, 0),
+	CK("command", K_COMMAND, argv, 0, 0),
+	CK("timeout", K_DURATION, timeout, 1 * WQ__US_PER_MS, 3600 * WQ__US_PER_S),
+	CK("max_attempts", K_INT, max_attempts, 1, 1000),
+	CK("retry_backoff", K_DURATION, retry_backoff, 0, DAY),
+	CK("retry_backoff_max", K_DURATION, retry_backoff_max, 0, 30 * DAY),
 };
 
 static int fail(struct parse *p, wq_rc code, const char *fmt, const char *a, const char *b)
@@ -106,6 +130,19 @@ static int parse_size(const char *v, long long *out)
 	else
 		return -1;
 	return (n > (1LL << 40)) ? -1 : 0;
+}
+
+/* 1 when v is 1..max bytes, none of them a space or control character. */
+static int token_ok(const char *v, size_t max)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > max)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f)
+			return 0;
+	return 1;
 }
 
 static int set_value(struct parse *p, const struct key *k, void *base, const char *v)
@@ -162,6 +199,31 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 		else
 			return fail(p, WQ_ECONFIG, "on_interrupt: '%s' is not hold or retry%s", v, "");
 		return 1;
+	case K_CHANNEL_TYPE:
+		if (strcmp(v, "webhook") == 0)
+			*(enum wq__channel_type *)field = WQ__CHANNEL_WEBHOOK;
+		else if (strcmp(v, "command") == 0)
+			*(enum wq__channel_type *)field = WQ__CHANNEL_COMMAND;
+		else
+			return fail(p, WQ_ECONFIG, "type: '%s' is not webhook or command%s", v, "");
+		return 1;
+	case K_URL:
+		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
+		    !token_ok(v, INI_LINE_LIMIT) || strcmp(v, "http://") == 0 ||
+		    strcmp(v, "https://") == 0)
+			return fail(p, WQ_ECONFIG,
+				    "url: '%s' is not an http:// or https:// URL (no spaces)%s", v, "");
+		free(*(char **)field);
+		*(char **)field = strdup(v);
+		return *(char **)field ? 1 : fail(p, WQ_ENOMEM, "%s%s: out of memory", k->name, "");
+	case K_RECIPIENT:
+		if (!token_ok(v, WQ_NAME_MAX - 6))
+			return fail(p, WQ_ECONFIG,
+				    "%s: '%s' is not a recipient name (1..122 bytes, no spaces)",
+				    k->name, v);
+		free(*(char **)field);
+		*(char **)field = strdup(v);
+		return *(char **)field ? 1 : fail(p, WQ_ENOMEM, "%s%s: out of memory", k->name, "");
 	}
 	return 0;
 }
@@ -209,6 +271,54 @@ static struct wq__kind_config *add_kind(struct parse *p, const char *name)
 	return k;
 }
 
+static struct wq__channel_config *add_channel(struct parse *p, const char *name)
+{
+	wq_config *c = p->cfg;
+	struct wq__channel_config *ch;
+
+	/* "webhook:NAME" must fit a task's channel (WQ_NAME_MAX bytes). */
+	if (!token_ok(name, WQ_NAME_MAX - 8)) {
+		fail(p, WQ_ECONFIG, "[channel.%.64s]: a channel name is 1..120 bytes without "
+				    "spaces%s", name, "");
+		return NULL;
+	}
+	if (wq__config_channel(c, name)) {
+		fail(p, WQ_ECONFIG, "[channel.%s]: section given twice%s", name, "");
+		return NULL;
+	}
+	ch = realloc(c->channels, (c->nchannels + 1) * sizeof *ch);
+	if (!ch) {
+		fail(p, WQ_ENOMEM, "out of memory%s%s", "", "");
+		return NULL;
+	}
+	c->channels = ch;
+	ch = &c->channels[c->nchannels++];
+	memset(ch, 0, sizeof *ch);
+	wq__strlcpy(ch->name, name, sizeof ch->name);
+	ch->timeout = 5 * WQ__US_PER_S;
+	ch->max_attempts = WQ__DELIVERY_MAX_ATTEMPTS;
+	ch->retry_backoff = 1 * WQ__US_PER_S;
+	ch->retry_backoff_max = 3600 * WQ__US_PER_S;
+	return ch;
+}
+
+/* A [channel.X] key. The type is known before its keys are read (prescan), so a key
+ * that does not fit it is refused on its own line. */
+static int channel_entry(struct parse *p, const char *section, const char *name,
+			 const char *v)
+{
+	enum wq__channel_type t = p->channel->type;
+
+	if (strcmp(name, "url") == 0 && t == WQ__CHANNEL_COMMAND)
+		return fail(p, WQ_ECONFIG, "[%s] url: a command channel has no url (type = "
+					   "webhook takes one)%s", section, "");
+	if (strcmp(name, "command") == 0 && t == WQ__CHANNEL_WEBHOOK)
+		return fail(p, WQ_ECONFIG, "[%s] command: a webhook channel has no command (type = "
+					   "command takes one)%s", section, "");
+	return apply_key(p, channel_keys, WQ__ARRAY_LEN(channel_keys), p->channel, section, name,
+			 v);
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse *p = user;
@@ -222,11 +332,20 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		p->kind = strncmp(section, "kind.", 5) == 0
 				  ? (struct wq__kind_config *)wq__config_kind(p->cfg, section + 5)
 				  : NULL;
+		p->channel = strncmp(section, "channel.", 8) == 0
+				     ? (struct wq__channel_config *)wq__config_channel(p->cfg,
+										       section + 8)
+				     : NULL;
 	}
 	if (!*section)
 		return fail(p, WQ_ECONFIG, "key '%s' outside a section%s", name, "");
 	wq__strlcpy(v, value ? value : "", sizeof v);
 	strip_comment(v);
+	if (p->channel)
+		return channel_entry(p, section, name, v);
+	if (strcmp(section, "retention") == 0)
+		return apply_key(p, retention_keys, WQ__ARRAY_LEN(retention_keys), p->cfg, section,
+				 name, v);
 	if (p->kind)
 		return apply_key(p, kind_keys, WQ__ARRAY_LEN(kind_keys), p->kind, section, name, v);
 	return apply_key(p, worker_keys, WQ__ARRAY_LEN(worker_keys), p->cfg, section, name, v);
@@ -234,9 +353,37 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 
 /* Checks what libinih cannot: line lengths and section names (also of empty sections),
  * and registers the kinds in file order. Returns the failing line, or 0. */
+/* Within a [channel.X] section: a "type = webhook|command" line sets ch->type ahead of
+ * the other keys (on_entry checks the value again, on its own line). */
+static void prescan_type(struct wq__channel_config *ch, const char *l, size_t len)
+{
+	char buf[INI_LINE_LIMIT + 1], *c = buf, *v;
+
+	memcpy(buf, l, len);
+	buf[len] = '\0';
+	while (*c == ' ' || *c == '\t')
+		c++;
+	if (strncmp(c, "type", 4) != 0)
+		return;
+	c += 4;
+	while (*c == ' ' || *c == '\t')
+		c++;
+	if (*c != '=' && *c != ':')
+		return;
+	v = c + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	strip_comment(v);
+	if (strcmp(v, "webhook") == 0)
+		ch->type = WQ__CHANNEL_WEBHOOK;
+	else if (strcmp(v, "command") == 0)
+		ch->type = WQ__CHANNEL_COMMAND;
+}
+
 static int prescan(struct parse *p, const char *text)
 {
-	int line = 0, worker_seen = 0;
+	int line = 0, worker_seen = 0, retention_seen = 0;
+	size_t channel = 0; /* 1 + index of the [channel.X] being read, 0 outside one */
 
 	for (const char *l = text; *l; ) {
 		const char *nl = strchr(l, '\n'), *c = l, *close;
@@ -250,7 +397,10 @@ static int prescan(struct parse *p, const char *text)
 		}
 		while (c < l + len && (*c == ' ' || *c == '\t'))
 			c++;
+		if (channel && c < l + len && *c != '[')
+			prescan_type(&p->cfg->channels[channel - 1], l, len);
 		if (c < l + len && *c == '[') {
+			channel = 0;
 			close = memchr(c, ']', (size_t)(l + len - c));
 			if (!close || (size_t)(close - c - 1) >= sizeof sec) {
 				fail(p, WQ_ECONFIG, "malformed section header%s%s", "", "");
@@ -263,12 +413,23 @@ static int prescan(struct parse *p, const char *text)
 					fail(p, WQ_ECONFIG, "section [worker] given twice%s%s", "", "");
 					return line;
 				}
+			} else if (strcmp(sec, "retention") == 0) {
+				if (retention_seen++) {
+					fail(p, WQ_ECONFIG, "section [retention] given twice%s%s", "", "");
+					return line;
+				}
 			} else if (strncmp(sec, "kind.", 5) == 0) {
 				if (!add_kind(p, sec + 5))
 					return line;
 				p->cfg->kinds[p->cfg->nkinds - 1].line = line;
+			} else if (strncmp(sec, "channel.", 8) == 0) {
+				if (!add_channel(p, sec + 8))
+					return line;
+				channel = p->cfg->nchannels;
+				p->cfg->channels[channel - 1].line = line;
 			} else {
-				fail(p, WQ_ECONFIG, "unknown section [%s] (expected [worker] or [kind.NAME])",
+				fail(p, WQ_ECONFIG, "unknown section [%s] (expected [worker], [retention], "
+				     "[kind.NAME] or [channel.NAME])",
 				     sec, "");
 				return line;
 			}
@@ -287,6 +448,7 @@ static void set_defaults(wq_config *c)
 	c->kill_grace = 5 * WQ__US_PER_S;
 	c->result_max = 1u << 20;
 	c->stderr_max = 64u << 10;
+	c->delivery_concurrency = 4;
 }
 
 /* Whole-file checks once every key is read. */
@@ -304,6 +466,25 @@ static wq_rc validate(wq_config *c, wq_error *err)
 	if (c->nkinds == 0)
 		return wq__err(err, WQ_ECONFIG, "%s: no [kind.NAME] section: the worker has nothing to run",
 			       c->path);
+	if (c->task_retention && c->operation_retention &&
+	    c->operation_retention < c->task_retention)
+		return wq__err(err, WQ_ECONFIG,
+			       "%s: [retention] operations is shorter than tasks; operation records "
+			       "must be kept at least as long as task rows",
+			       c->path);
+	for (size_t i = 0; i < c->nchannels; i++) {
+		const struct wq__channel_config *ch = &c->channels[i];
+
+		if (!ch->type)
+			return wq__err(err, WQ_ECONFIG, "%s:%d: [channel.%s] has no type (webhook or "
+				       "command)", c->path, ch->line, ch->name);
+		if (ch->type == WQ__CHANNEL_WEBHOOK && !ch->url)
+			return wq__err(err, WQ_ECONFIG, "%s:%d: [channel.%s] is a webhook without a url",
+				       c->path, ch->line, ch->name);
+		if (ch->type == WQ__CHANNEL_COMMAND && !ch->argv)
+			return wq__err(err, WQ_ECONFIG, "%s:%d: [channel.%s] has no command", c->path,
+				       ch->line, ch->name);
+	}
 	return WQ_OK;
 }
 
@@ -388,6 +569,12 @@ void wq_config_free(wq_config *cfg)
 	for (size_t i = 0; i < cfg->nkinds; i++)
 		wq__argv_free(cfg->kinds[i].argv);
 	free(cfg->kinds);
+	for (size_t i = 0; i < cfg->nchannels; i++) {
+		free(cfg->channels[i].url);
+		wq__argv_free(cfg->channels[i].argv);
+	}
+	free(cfg->channels);
+	free(cfg->operators_inbox);
 	free(cfg->db);
 	free(cfg->path);
 	free(cfg);
@@ -398,10 +585,29 @@ const char *wq_config_db(const wq_config *cfg)
 	return cfg ? cfg->db : NULL;
 }
 
+void wq_config_retention(const wq_config *cfg, wq_prune_opts *out)
+{
+	out->task_retention = cfg ? cfg->task_retention : 0;
+	out->operation_retention = cfg ? cfg->operation_retention : 0;
+}
+
 const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name)
 {
 	for (size_t i = 0; cfg && i < cfg->nkinds; i++)
 		if (strcmp(cfg->kinds[i].name, name) == 0)
 			return &cfg->kinds[i];
 	return NULL;
+}
+
+const struct wq__channel_config *wq__config_channel(const wq_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && i < cfg->nchannels; i++)
+		if (strcmp(cfg->channels[i].name, name) == 0)
+			return &cfg->channels[i];
+	return NULL;
+}
+
+const char *wq__config_operators(const wq_config *cfg)
+{
+	return cfg && cfg->operators_inbox ? cfg->operators_inbox : "operators";
 }

@@ -101,6 +101,21 @@ struct wq__kind_config {
 	int line;               /* of its section header, for messages */
 };
 
+/* [channel.NAME] (SPEC §8): where `webhook:NAME` / `command:NAME` deliveries go. */
+enum wq__channel_type { WQ__CHANNEL_WEBHOOK = 1, WQ__CHANNEL_COMMAND = 2 };
+
+struct wq__channel_config {
+	char name[WQ_NAME_MAX + 1];
+	enum wq__channel_type type;
+	char *url;              /* webhook: http:// or https:// */
+	char **argv;            /* command: NULL-terminated */
+	int64_t timeout;        /* one attempt, µs; default 5s */
+	int max_attempts;       /* default 8; then the delivery is dead */
+	int64_t retry_backoff;  /* base, µs; default 1s */
+	int64_t retry_backoff_max; /* default 1h */
+	int line;               /* of its section header, for messages */
+};
+
 struct wq_config {
 	char *path;             /* for messages */
 	char *db;               /* [worker] db, or NULL */
@@ -112,8 +127,14 @@ struct wq_config {
 	int64_t kill_grace;     /* SIGTERM → SIGKILL, default 5s */
 	size_t result_max;      /* default 1 MiB */
 	size_t stderr_max;      /* default 64 KiB */
+	int64_t task_retention;      /* [retention] tasks, µs; 0 when not set (prune.c) */
+	int64_t operation_retention; /* [retention] operations, µs; 0 when not set */
 	struct wq__kind_config *kinds;
 	size_t nkinds;
+	int delivery_concurrency;  /* delivery slots, apart from handler slots; default 4 */
+	char *operators_inbox;     /* recipient of dead-delivery reports; NULL: "operators" */
+	struct wq__channel_config *channels;
+	size_t nchannels;
 };
 
 /* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside
@@ -123,5 +144,9 @@ wq_rc wq__argv_split(const char *line, char ***argv_out, wq_error *err);
 void wq__argv_free(char **argv);
 
 const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name);
+/* The channel [channel.NAME], or NULL. */
+const struct wq__channel_config *wq__config_channel(const wq_config *cfg, const char *name);
+/* The operators' inbox recipient ("operators" unless configured). */
+const char *wq__config_operators(const wq_config *cfg);
 
 #endif /* WQ_INTERNAL_H */

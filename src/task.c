@@ -141,7 +141,7 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
 	char *notify = NULL;
 	struct wq__new_task t;
-	int64_t id;
+	struct wq__enqueued_row row;
 	int version;
 	wq_rc rc;
 
@@ -178,16 +178,17 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	t.order_at = t.due_at - (int64_t)o->priority * WQ__PRIORITY_STEP_US;
 	t.max_attempts = o->max_attempts ? o->max_attempts : 3;
 
-	rc = WQ__STORE(db, enqueue, &t, &id, err);
+	memset(&row, 0, sizeof row);
+	rc = WQ__STORE(db, enqueue, &t, &row, err);
 	free(notify);
 	if (rc != WQ_OK)
 		return rc;
 	if (out) {
-		out->id = id;
+		out->id = row.id;
 		wq__strlcpy(out->operation, t.operation, sizeof out->operation);
-		wq__strlcpy(out->fingerprint, fp, sizeof out->fingerprint);
-		out->state = WQ_STATE_PENDING;
-		out->replayed = 0;
+		wq__strlcpy(out->fingerprint, row.fingerprint, sizeof out->fingerprint);
+		out->state = row.state;
+		out->replayed = row.replayed;
 	}
 	return WQ_OK;
 }

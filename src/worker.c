@@ -16,6 +16,7 @@
  *  - No claim is made unless the instance row is registered; drain stops claiming first.
  */
 #include "internal.h"
+#include "deliver.h"
 #include "instance.h"
 #include "spawn.h"
 
@@ -68,6 +69,7 @@ struct wq__job {
 	char saved_sha[WQ_SHA256_HEX];
 	char what[512]; /* the outcome in words, for the log */
 	char note[256]; /* extra log text (stderr summary) */
+	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: recorded uncertain-effect */
 };
 
 struct wq_worker {
@@ -100,6 +102,7 @@ struct wq_worker {
 	int registered;
 	struct wq__job *jobs;
 	int running;
+	struct wq__deliver *dl; /* delivery slots (deliver.c), apart from handler slots */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
 	wq_rc rc;
@@ -135,6 +138,12 @@ static uint64_t ms_of(int64_t us)
 static const char *dur(int64_t us, char *buf, size_t sz)
 {
 	return wq_duration_format(us, buf, sz);
+}
+
+/* Handlers and deliveries in flight: the drain waits for both. */
+static int busy(const struct wq_worker *w)
+{
+	return w->running + wq__deliver_inflight(w->dl);
 }
 
 /* ------------------------------------------------------------------ stopping ---- */
@@ -208,7 +217,9 @@ static void kill_rest(struct wq_worker *w)
 	retry_unrecorded(w, 1);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
-	if (w->running == 0) {
+	/* Deliveries still sending stay `sending`: recovery retries them (uncertain). */
+	wq__deliver_abort(w->dl);
+	if (busy(w) == 0) {
 		shutdown_now(w);
 		return;
 	}
@@ -237,13 +248,14 @@ static void begin_drain(struct wq_worker *w, const char *why)
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
 	watch_wakeups(w); /* not running any more: only closes the watch */
-	if (w->running == 0) {
+	if (busy(w) == 0) {
 		wlog(w, "info", "%s: stopping", why);
 		shutdown_now(w);
 		return;
 	}
-	wlog(w, "info", "%s: draining, waiting up to %s for %d handler(s)", why,
-	     dur(w->cfg->drain_timeout, d, sizeof(d)), w->running);
+	wlog(w, "info", "%s: draining, waiting up to %s for %d handler(s) and %d delivery(ies)",
+	     why, dur(w->cfg->drain_timeout, d, sizeof(d)), w->running,
+	     wq__deliver_inflight(w->dl));
 	uv_timer_start(&w->drain, on_drain_timeout, ms_of(w->cfg->drain_timeout), 0);
 }
 
@@ -387,7 +399,13 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 {
 	enum wq__finish_kind k = j->saved.kind;
 
-	if (rc == WQ_OK) {
+	if (rc == WQ_OK && j->uncertain[0]) {
+		wlog(w, "warning",
+		     "task %" PRId64 " attempt %s interrupted: uncertain-effect %s (it found the "
+		     "effect begun by an earlier attempt, never confirmed); the handler reported: "
+		     "%s%s",
+		     j->t.id, j->attempt_id, j->uncertain, j->what, j->note);
+	} else if (rc == WQ_OK) {
 		wlog(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
 				k == WQ__FINISH_RETRY ? "info" : "warning",
 		     "task %" PRId64 " attempt %s %s%s", j->t.id, j->attempt_id, j->what, j->note);
@@ -404,7 +422,20 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 	}
 	unlink_job(w, j);
 	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
-		if (w->running == 0)
+		if (busy(w) == 0)
+			shutdown_now(w);
+	} else {
+		after_finish(w);
+	}
+}
+
+/* A delivery left its slot (deliver.c). */
+static void on_delivery_settled(void *ud)
+{
+	struct wq_worker *w = ud;
+
+	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
+		if (busy(w) == 0)
 			shutdown_now(w);
 	} else {
 		after_finish(w);
@@ -448,6 +479,8 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 	describe(j, o, j->what, sizeof(j->what));
 	snprintf(j->note, sizeof(j->note), "%s", note ? note : "");
 	j->saved.kind = o->kind;
+	j->uncertain[0] = '\0';
+	o->uncertain_out = j->uncertain;
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
 	if (rc == WQ_EBUSY && save_outcome(j, o) == 0) {
@@ -780,10 +813,12 @@ static void check_idle(struct wq_worker *w)
 	now = wq_now();
 	if (due != 0 && due <= now + WQ__IDLE_HORIZON)
 		return; /* due now or in a moment: a poll takes it */
+	if (wq__deliver_keeps_alive(w->dl, now + WQ__IDLE_HORIZON))
+		return; /* a delivery in flight, or due now or in a moment */
 	begin_drain(w, "idle");
 }
 
-static void do_claim(struct wq_worker *w)
+static void claim_tasks(struct wq_worker *w)
 {
 	struct wq__claim_req req;
 	struct wq__claimed *got = NULL;
@@ -819,6 +854,15 @@ static void do_claim(struct wq_worker *w)
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
 	free(got);
+}
+
+/* Tasks for the free handler slots, deliveries for the free delivery slots: a slow
+ * channel never holds up a handler, nor a long handler a delivery. */
+static void do_claim(struct wq_worker *w)
+{
+	claim_tasks(w);
+	if (w->phase == WQ__PH_RUNNING && w->registered)
+		wq__deliver_claim(w->dl, w->self.id);
 	check_idle(w);
 }
 
@@ -1041,6 +1085,7 @@ static void maintain(struct wq_worker *w, int heartbeat)
 				  &e);
 	if (rc != WQ_OK)
 		wlog(w, "error", "recovery: %s", e.message);
+	wq__deliver_recover(w->dl, w->self.id);
 	check_cancels(w);
 	if (w->phase == WQ__PH_RUNNING || w->phase == WQ__PH_NEW)
 		apply_policy(w);
@@ -1133,6 +1178,19 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 		uv_signal_init(&w->loop, &w->sigint);
 		w->sigterm.data = w->sigint.data = w;
 	}
+	{
+		struct wq__deliver_opts dopts = {
+			.loop = &w->loop, .db = db, .cfg = cfg, .setpriv = w->setpriv,
+			.log = wlog, .on_settled = on_delivery_settled, .ud = w,
+		};
+
+		if (wq__deliver_new(&dopts, &w->dl, &e) != WQ_OK) {
+			wq_worker_free(w);
+			if (err)
+				*err = e;
+			return e.code;
+		}
+	}
 	*out = w;
 	return WQ_OK;
 }
@@ -1218,11 +1276,13 @@ void wq_worker_free(wq_worker *w)
 {
 	if (!w)
 		return;
+	wq__deliver_close(w->dl);
 	if (w->loop_ready) {
 		uv_walk(&w->loop, close_walk, NULL);
 		uv_run(&w->loop, UV_RUN_DEFAULT);
 		uv_loop_close(&w->loop);
 	}
+	wq__deliver_free(w->dl);
 	while (w->jobs) { /* only when run ended abnormally; handles are closed above */
 		struct wq__job *j = w->jobs;
 

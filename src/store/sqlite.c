@@ -112,6 +112,86 @@ static const struct migration migrations[] = {
 	 "  started_at INTEGER NOT NULL,\n"
 	 "  heartbeat_at INTEGER NOT NULL\n"
 	 ");\n"},
+	/* Operation identities, the effect journal, notify channels (operation.c, effect.c).
+	 * A keyed task is unique through `operations` (per tenant, scope, kind, key), which
+	 * has no foreign key: it outlives its task row (prune.c). Generated operation ids
+	 * stay unique on tasks. */
+	{2,
+	 "CREATE TABLE operations (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  tenant TEXT NOT NULL,\n"
+	 "  scope TEXT NOT NULL,\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  key TEXT NOT NULL,\n"
+	 "  fingerprint TEXT NOT NULL,\n"
+	 "  payload_version INTEGER NOT NULL,\n"
+	 "  task_id INTEGER NOT NULL,\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  finished_at INTEGER,\n"
+	 "  UNIQUE (tenant, scope, kind, key)\n"
+	 ");\n"
+	 "CREATE INDEX operations_task ON operations (task_id);\n"
+	 /* A rowid is max(rowid) + 1, so deleting the newest rows (prune) would hand their
+	  * ids out again, while an operation record may still name one: new ids start above
+	  * the highest id ever pruned (what AUTOINCREMENT does, without rebuilding tasks). */
+	 "CREATE TABLE id_floor (tbl TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;\n"
+	 "ALTER TABLE tasks ADD COLUMN keyed INTEGER NOT NULL DEFAULT 0;\n"
+	 "ALTER TABLE tasks ADD COLUMN fingerprint TEXT NOT NULL DEFAULT '';\n"
+	 "ALTER TABLE tasks ADD COLUMN notify TEXT;\n"
+	 "ALTER TABLE tasks ADD COLUMN uncertain_effect TEXT NOT NULL DEFAULT '';\n"
+	 "DROP INDEX tasks_operation;\n"
+	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation) WHERE keyed = 0;\n"
+	 "CREATE INDEX tasks_finished ON tasks (finished_at) "
+	 "WHERE state IN ('succeeded', 'failed', 'cancelled');\n"
+	 "CREATE TABLE effects (\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  name TEXT NOT NULL,\n"
+	 "  state TEXT NOT NULL CHECK (state IN ('begun', 'done')),\n"
+	 "  attempt INTEGER NOT NULL,\n"
+	 "  last_attempt INTEGER NOT NULL,\n"
+	 "  begun_attempts INTEGER NOT NULL DEFAULT 1,\n"
+	 "  result TEXT,\n"
+	 "  begun_at INTEGER NOT NULL,\n"
+	 "  done_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  PRIMARY KEY (task_id, name)\n"
+	 ") WITHOUT ROWID;\n"},
+	/* The outbox (outbox.c, deliver.c): one delivery per (task, channel), created in the
+	 * transaction that marks the task succeeded; the inbox holds each notification once
+	 * (notice_key: "delivery:<id>" for a channel, "dead:<id>:<attempts>" for a report to
+	 * the operators). Notifications outlive their tasks: no foreign key. */
+	{3,
+	 "CREATE TABLE deliveries (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  channel TEXT NOT NULL,\n"
+	 "  state TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'delivered', 'dead')),\n"
+	 "  attempts INTEGER NOT NULL DEFAULT 0,\n"
+	 "  max_attempts INTEGER NOT NULL,\n"
+	 "  retry_base INTEGER NOT NULL DEFAULT 0,\n"
+	 "  instance TEXT NOT NULL DEFAULT '',\n"
+	 "  next_at INTEGER NOT NULL,\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  updated_at INTEGER NOT NULL,\n"
+	 "  delivered_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  last_error TEXT NOT NULL DEFAULT '',\n"
+	 "  UNIQUE (task_id, channel)\n"
+	 ");\n"
+	 "CREATE INDEX deliveries_claim ON deliveries (state, next_at, id);\n"
+	 "CREATE TABLE inbox (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  recipient TEXT NOT NULL,\n"
+	 "  notice_key TEXT NOT NULL UNIQUE,\n"
+	 "  delivery_id INTEGER NOT NULL,\n"
+	 "  task_id INTEGER NOT NULL,\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  operation TEXT NOT NULL,\n"
+	 "  subject TEXT NOT NULL,\n"
+	 "  result_size INTEGER NOT NULL DEFAULT -1,\n"
+	 "  result_sha256 TEXT NOT NULL DEFAULT '',\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  read_at INTEGER NOT NULL DEFAULT 0\n"
+	 ");\n"
+	 "CREATE INDEX inbox_recipient ON inbox (recipient, id);\n"},
 };
 
 _Static_assert(WQ__ARRAY_LEN(migrations) == WQ_SCHEMA_VERSION,
@@ -124,7 +204,7 @@ _Static_assert(WQ__ARRAY_LEN(migrations) == WQ_SCHEMA_VERSION,
 	"id, kind, tenant, scope, operation, state, priority, payload_version, payload_size, " \
 	"payload_sha256, attempt, max_attempts, created_at, updated_at, due_at, started_at, " \
 	"finished_at, instance, reason, reason_detail, outcome, cancel_requested, "           \
-	"has_result, result_size, result_sha256"
+	"has_result, result_size, result_sha256, keyed, fingerprint"
 
 /* Shared by the five finish statements: the fencing condition of SPEC §3. */
 #define OWNED_BY_ATTEMPT " WHERE id = ?1 AND state = 'running' AND attempt = ?2 AND instance = ?3"
@@ -171,6 +251,46 @@ enum sql {
 	SQL_INSTANCE_REAP,
 	SQL_INTERRUPT_INSTANCE,
 	SQL_INTERRUPT_ORPHANS,
+	/* operations, effects, retention, doctor (schema v2) */
+	SQL_OP_INSERT,
+	SQL_OP_SET_TASK,
+	SQL_OP_GET,
+	SQL_OP_FIND,
+	SQL_ATTEMPTS,
+	SQL_TASK_RUNNING,
+	SQL_TASK_UNCERTAIN,
+	SQL_SET_UNCERTAIN,
+	SQL_SET_DETAIL,
+	SQL_EFFECT_GET,
+	SQL_EFFECT_INSERT,
+	SQL_EFFECT_AGAIN,
+	SQL_EFFECT_DONE,
+	SQL_EFFECT_OPEN,
+	SQL_PRUNE_MARK,
+	SQL_PRUNE_FLOOR,
+	SQL_PRUNE_TASKS,
+	SQL_PRUNE_OPERATIONS,
+	SQL_DOCTOR_TWICE,
+	SQL_DOCTOR_UNCERTAIN,
+	SQL_DOCTOR_INTERRUPTED,
+	/* outbox (schema v3) */
+	SQL_DLV_QUEUE,
+	SQL_DLV_CLAIM,
+	SQL_DLV_TASK,
+	SQL_DLV_STATE,
+	SQL_DLV_DELIVERED,
+	SQL_DLV_RETRY,
+	SQL_DLV_DEAD,
+	SQL_DLV_RECOVER,
+	SQL_DLV_NEXT,
+	SQL_DLV_ANY_DUE,
+	SQL_DLV_ANY_SENDING,
+	SQL_DLV_LIST,
+	SQL_DLV_RETRY_DEAD,
+	SQL_INBOX_INSERT,
+	SQL_INBOX_LIST,
+	SQL_INBOX_READ,
+	SQL_INBOX_EXISTS,
 	SQL__COUNT
 };
 
@@ -188,10 +308,12 @@ static const char *const sql_text[SQL__COUNT] = {
 	[SQL_EVENT_INSERT] = "INSERT INTO events (task_id, at, attempt, type, instance, detail) "
 			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[SQL_TASK_INSERT] =
-		"INSERT INTO tasks (kind, tenant, scope, operation, payload, payload_size, "
+		"INSERT INTO tasks (id, kind, tenant, scope, operation, payload, payload_size, "
 		"payload_sha256, payload_version, priority, state, due_at, order_at, created_at, "
-		"updated_at, max_attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', "
-		"?10, ?11, ?12, ?12, ?13)",
+		"updated_at, max_attempts, keyed, fingerprint, notify) VALUES ("
+		"max(coalesce((SELECT max(id) FROM tasks), 0), "
+		"coalesce((SELECT id FROM id_floor WHERE tbl = 'tasks'), 0)) + 1, ?1, ?2, ?3, ?4, ?5, "
+		"?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?12, ?12, ?13, ?14, ?15, ?16)",
 	[SQL_TASK_GET] = "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ?1",
 	[SQL_TASK_STATE] = "SELECT state, attempt, instance, cancel_requested FROM tasks "
 			   "WHERE id = ?1",
@@ -209,7 +331,7 @@ static const char *const sql_text[SQL__COUNT] = {
 	[SQL_CLAIM] =
 		"UPDATE tasks SET state = 'running', attempt = attempt + 1, instance = ?1, "
 		"started_at = ?2, updated_at = ?2, cancel_requested = 0, reason = '', "
-		"reason_detail = '' "
+		"reason_detail = '', uncertain_effect = '' "
 		"WHERE id IN (SELECT id FROM tasks WHERE state = 'pending' AND due_at <= ?2 "
 		"AND kind IN (SELECT value FROM json_each(?3)) ORDER BY order_at, id LIMIT ?4) "
 		"AND state = 'pending' AND due_at <= ?2 "
@@ -253,8 +375,10 @@ static const char *const sql_text[SQL__COUNT] = {
 			    "WHERE id = ?1 AND state = 'interrupted'",
 	[SQL_CANCEL_REQUESTS] = "SELECT id FROM tasks WHERE state = 'running' AND instance = ?1 "
 				"AND cancel_requested = 1 ORDER BY id",
+	/* An uncertain effect is never decided by the on_interrupt=retry policy. */
 	[SQL_INTERRUPTED_OF_KIND] = "SELECT id FROM tasks WHERE state = 'interrupted' "
-				    "AND kind = ?1 ORDER BY id LIMIT ?2",
+				    "AND kind = ?1 AND reason <> 'uncertain-effect' "
+				    "ORDER BY id LIMIT ?2",
 	[SQL_NEXT_DUE] = "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "
 			 "AND kind IN (SELECT value FROM json_each(?1))), "
 			 "EXISTS (SELECT 1 FROM tasks WHERE state = 'running')",
@@ -274,6 +398,127 @@ static const char *const sql_text[SQL__COUNT] = {
 				  "WHERE state = 'running' "
 				  "AND instance NOT IN (SELECT id FROM instances) "
 				  "RETURNING id, attempt, instance",
+	/* The operation identity is claimed by the unique index, never by a read first. */
+	[SQL_OP_INSERT] = "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "
+			  "payload_version, task_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7) "
+			  "ON CONFLICT (tenant, scope, kind, key) DO NOTHING",
+	[SQL_OP_SET_TASK] = "UPDATE operations SET task_id = ?2 WHERE id = ?1 AND task_id = 0",
+	[SQL_OP_GET] = "SELECT o.fingerprint, o.task_id, t.state FROM operations o "
+		       "LEFT JOIN tasks t ON t.id = o.task_id AND t.keyed = 1 AND t.operation = o.key "
+		       "WHERE o.tenant = ?1 AND o.scope = ?2 AND o.kind = ?3 AND o.key = ?4",
+	[SQL_OP_FIND] = "SELECT o.kind, o.task_id, t.id IS NOT NULL FROM operations o "
+			"LEFT JOIN tasks t ON t.id = o.task_id AND t.keyed = 1 AND t.operation = o.key "
+			"WHERE o.tenant = ?1 AND o.scope = ?2 AND o.key = ?3 "
+			"AND (?4 IS NULL OR o.kind = ?4) ORDER BY o.kind LIMIT 9",
+	[SQL_ATTEMPTS] = "SELECT attempt, instance, started_at, finished_at, outcome, reason, "
+			 "exit_status FROM attempts WHERE task_id = ?1 ORDER BY attempt",
+	[SQL_TASK_RUNNING] = "SELECT state, attempt, uncertain_effect FROM tasks WHERE id = ?1",
+	[SQL_TASK_UNCERTAIN] = "SELECT uncertain_effect FROM tasks" OWNED_BY_ATTEMPT,
+	/* The first uncertain effect of an attempt is the one its outcome names. */
+	[SQL_SET_UNCERTAIN] = "UPDATE tasks SET uncertain_effect = ?3 WHERE id = ?1 "
+			      "AND state = 'running' AND attempt = ?2 AND uncertain_effect = ''",
+	[SQL_SET_DETAIL] = "UPDATE tasks SET reason_detail = ?3 WHERE id = ?1 AND attempt = ?2 "
+			   "AND state = 'interrupted'",
+	[SQL_EFFECT_GET] = "SELECT state, attempt, last_attempt, result FROM effects "
+			   "WHERE task_id = ?1 AND name = ?2",
+	[SQL_EFFECT_INSERT] = "INSERT INTO effects (task_id, name, state, attempt, last_attempt, "
+			      "begun_attempts, begun_at) VALUES (?1, ?2, 'begun', ?3, ?3, 1, ?4)",
+	[SQL_EFFECT_AGAIN] = "UPDATE effects SET last_attempt = ?3, "
+			     "begun_attempts = begun_attempts + 1 WHERE task_id = ?1 AND name = ?2 "
+			     "AND state = 'begun' AND last_attempt < ?3",
+	[SQL_EFFECT_DONE] = "UPDATE effects SET state = 'done', result = ?4, done_at = ?5 "
+			    "WHERE task_id = ?1 AND name = ?2 AND state = 'begun' AND attempt = ?3",
+	/* An effect this attempt began (first), or found uncertain, and never confirmed. */
+	[SQL_EFFECT_OPEN] = "SELECT name, attempt FROM effects WHERE task_id = ?1 "
+			    "AND state = 'begun' AND (attempt = ?2 OR last_attempt = ?2) "
+			    "ORDER BY attempt = ?2 DESC, begun_at, name LIMIT 1",
+	[SQL_PRUNE_MARK] = "UPDATE operations SET finished_at = (SELECT t.finished_at "
+			   "FROM tasks t WHERE t.id = operations.task_id) "
+			   "WHERE task_id IN (SELECT id FROM tasks WHERE state IN ('succeeded', "
+			   "'failed', 'cancelled') AND finished_at < ?1)",
+	[SQL_PRUNE_FLOOR] = "INSERT INTO id_floor (tbl, id) SELECT 'tasks', coalesce(max(id), 0) "
+			    "FROM tasks WHERE state IN ('succeeded', 'failed', 'cancelled') "
+			    "AND finished_at < ?1 ON CONFLICT (tbl) DO UPDATE "
+			    "SET id = max(id_floor.id, excluded.id)",
+	[SQL_PRUNE_TASKS] = "DELETE FROM tasks WHERE state IN ('succeeded', 'failed', "
+			    "'cancelled') AND finished_at < ?1",
+	[SQL_PRUNE_OPERATIONS] = "DELETE FROM operations WHERE finished_at IS NOT NULL "
+				 "AND finished_at < ?1 AND NOT EXISTS (SELECT 1 FROM tasks t "
+				 "WHERE t.id = operations.task_id)",
+	[SQL_DOCTOR_TWICE] = "SELECT e.task_id, t.operation, e.name, e.state, e.attempt, "
+			     "e.begun_attempts FROM effects e JOIN tasks t ON t.id = e.task_id "
+			     "WHERE e.begun_attempts >= 2 ORDER BY e.task_id, e.name",
+	[SQL_DOCTOR_UNCERTAIN] = "SELECT e.task_id, t.operation, e.name, e.state, e.attempt, "
+				 "e.begun_attempts FROM effects e JOIN tasks t ON t.id = e.task_id "
+				 "WHERE e.state = 'begun' AND NOT (t.state = 'running' "
+				 "AND t.attempt = e.attempt) ORDER BY e.task_id, e.name",
+	[SQL_DOCTOR_INTERRUPTED] = "SELECT id, operation, reason, reason_detail FROM tasks "
+				   "WHERE state = 'interrupted' ORDER BY id",
+	/* outbox (schema v3) */
+	[SQL_DLV_QUEUE] =
+		"INSERT INTO deliveries (task_id, channel, state, max_attempts, next_at, "
+		"created_at, updated_at) SELECT t.id, j.value, 'pending', ?3, ?2, ?2, ?2 "
+		"FROM tasks t, json_each(t.notify) j WHERE t.id = ?1 AND t.notify IS NOT NULL "
+		"AND json_valid(t.notify) ORDER BY j.key "
+		"ON CONFLICT (task_id, channel) DO NOTHING RETURNING id, channel",
+	[SQL_DLV_CLAIM] =
+		"UPDATE deliveries SET state = 'sending', attempts = attempts + 1, instance = ?1, "
+		"updated_at = ?2 "
+		"WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' AND next_at <= ?2 "
+		"ORDER BY next_at, id LIMIT ?3) AND state = 'pending' AND next_at <= ?2 "
+		"AND EXISTS (SELECT 1 FROM instances WHERE id = ?1) "
+		"RETURNING id, task_id, channel, attempts, retry_base",
+	[SQL_DLV_TASK] = "SELECT kind, operation, state, outcome, has_result, result_size, "
+			 "result_sha256 FROM tasks WHERE id = ?1",
+	[SQL_DLV_STATE] = "SELECT task_id, channel, state, attempts, instance FROM deliveries "
+			  "WHERE id = ?1",
+	/* The fencing condition of a delivery attempt, like OWNED_BY_ATTEMPT for tasks. */
+	[SQL_DLV_DELIVERED] =
+		"UPDATE deliveries SET state = 'delivered', delivered_at = ?4, updated_at = ?4, "
+		"last_error = '' WHERE id = ?1 AND state = 'sending' AND attempts = ?2 "
+		"AND instance = ?3 RETURNING task_id, channel",
+	[SQL_DLV_RETRY] =
+		"UPDATE deliveries SET state = 'pending', updated_at = ?4, last_error = ?5, "
+		"max_attempts = ?6, next_at = ?7 WHERE id = ?1 AND state = 'sending' "
+		"AND attempts = ?2 AND instance = ?3 RETURNING task_id, channel",
+	[SQL_DLV_DEAD] =
+		"UPDATE deliveries SET state = 'dead', updated_at = ?4, last_error = ?5, "
+		"max_attempts = ?6 WHERE id = ?1 AND state = 'sending' AND attempts = ?2 "
+		"AND instance = ?3 RETURNING task_id, channel",
+	[SQL_DLV_RECOVER] =
+		"UPDATE deliveries SET state = 'pending', next_at = ?3, updated_at = ?3, "
+		"last_error = 'outcome unknown: the sending worker stopped' "
+		"WHERE state = 'sending' AND (instance NOT IN (SELECT id FROM instances) "
+		"OR (instance = ?1 AND id NOT IN (SELECT value FROM json_each(?2)))) "
+		"RETURNING id, task_id, channel, attempts, instance",
+	[SQL_DLV_NEXT] = "SELECT min(next_at) FROM deliveries WHERE state = 'pending'",
+	/* Read-only looks before a write transaction: most polls find nothing to do, and
+	 * then take no write lock. The conditional UPDATE still decides. */
+	[SQL_DLV_ANY_DUE] = "SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' "
+			    "AND next_at <= ?1)",
+	[SQL_DLV_ANY_SENDING] = "SELECT EXISTS (SELECT 1 FROM deliveries "
+				"WHERE state = 'sending')",
+	/* The columns of a wq_delivery, in the order read_delivery() reads them. */
+	[SQL_DLV_LIST] = "SELECT id, task_id, channel, state, attempts, max_attempts, "
+			 "created_at, updated_at, next_at, delivered_at, last_error "
+			 "FROM deliveries WHERE ?1 = '' OR state = ?1 ORDER BY id",
+	/* A new round: the attempt budget counts again from here. */
+	[SQL_DLV_RETRY_DEAD] =
+		"UPDATE deliveries SET state = 'pending', next_at = ?2, updated_at = ?2, "
+		"retry_base = attempts, max_attempts = attempts + (max_attempts - retry_base) "
+		"WHERE id = ?1 AND state = 'dead'",
+	[SQL_INBOX_INSERT] =
+		"INSERT INTO inbox (recipient, notice_key, delivery_id, task_id, kind, operation, "
+		"subject, result_size, result_sha256, created_at) "
+		"SELECT ?1, ?2, ?3, t.id, t.kind, t.operation, ?4, "
+		"CASE WHEN t.has_result <> 0 THEN t.result_size ELSE -1 END, "
+		"CASE WHEN t.has_result <> 0 THEN t.result_sha256 ELSE '' END, ?5 "
+		"FROM tasks t WHERE t.id = ?6 ON CONFLICT (notice_key) DO NOTHING",
+	[SQL_INBOX_LIST] = "SELECT id, recipient, delivery_id, task_id, kind, operation, subject, "
+			   "result_size, result_sha256, created_at, read_at FROM inbox "
+			   "WHERE recipient = ?1 AND (?2 = 0 OR read_at = 0) ORDER BY id",
+	[SQL_INBOX_READ] = "UPDATE inbox SET read_at = ?2 WHERE id = ?1 AND read_at = 0",
+	[SQL_INBOX_EXISTS] = "SELECT 1 FROM inbox WHERE id = ?1",
 };
 
 struct wq__store {
@@ -985,6 +1230,8 @@ static void read_task(sqlite3_stmt *st, wq_task *t)
 	t->has_result = sqlite3_column_int(st, 22);
 	t->result_size = sqlite3_column_int64(st, 23);
 	col_str(st, 24, t->result_sha256, sizeof(t->result_sha256));
+	t->keyed = sqlite3_column_int(st, 25);
+	col_str(st, 26, t->fingerprint, sizeof(t->fingerprint));
 }
 
 static wq_rc sq_get(struct wq__store *s, int64_t id, wq_task *out, wq_error *err)
@@ -1353,21 +1600,131 @@ out:
 
 /* ------------------------------------------------------------------ enqueue ---- */
 
-static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64_t *id_out,
-			wq_error *err)
+/* The message of an operation conflict: the identity and both fingerprints, never the
+ * input. */
+static wq_rc op_conflict(const struct wq__new_task *t, const char *stored, wq_error *err)
+{
+	return wq__err(err, WQ_ECONFLICT,
+		       "operation key '%s' (tenant '%s', scope '%s', kind '%s') already exists "
+		       "with different input (stored fingerprint %.12s..., this input %.12s...)",
+		       t->key, nz(t->tenant), nz(t->scope), t->kind, stored, t->fingerprint);
+}
+
+/* Within the enqueue transaction, after the operation insert found the identity taken:
+ * a replay (same fingerprint) or a conflict. Ends the transaction either way. */
+static wq_rc enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
+			      struct wq__enqueued_row *out, wq_error *err)
+{
+	char stored[WQ_SHA256_HEX] = "";
+	sqlite3_stmt *st;
+	wq_state state = 0;
+	int64_t task_id = 0;
+	json_t *d = NULL;
+	int b, src, same;
+	wq_rc rc;
+
+	rc = stmt(s, SQL_OP_GET, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, t->tenant);
+	b |= bind_str(st, 2, t->scope);
+	b |= bind_str(st, 3, t->kind);
+	b |= bind_str(st, 4, t->key);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		col_str(st, 0, stored, sizeof(stored));
+		task_id = sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			state = state_parse(sqlite3_column_text(st, 2));
+	} else if (src == SQLITE_DONE) {
+		/* Impossible under the write lock the insert took. */
+		rc = wq__err(err, WQ_ESTORE, "database %s: operation key '%s' neither inserted "
+					     "nor found", s->path, t->key);
+	} else {
+		rc = db_fail(s, src, "read operation", err);
+	}
+	stmt_done(st);
+	if (rc)
+		goto fail;
+
+	same = strcmp(stored, t->fingerprint) == 0;
+	if (state) {
+		if (!(d = jobj(err))) {
+			rc = WQ_ENOMEM;
+			goto fail;
+		}
+		if (jset_str(d, "fingerprint", stored, WQ_SHA256_HEX - 1) ||
+		    (same ? jset_int(d, "payload_size", (json_int_t)t->payload_len)
+			  : jset_str(d, "offered", t->fingerprint, WQ_SHA256_HEX - 1) ||
+				    jset_int(d, "offered_payload_version", t->payload_version))) {
+			rc = jfail(d, err);
+			goto fail;
+		}
+		rc = event_insert(s, task_id, t->now, 0, same ? "replayed" : "conflict", "", d,
+				  err);
+		if (rc)
+			goto fail;
+		rc = tx_commit(s, err);
+		if (rc)
+			return rc;
+	} else {
+		tx_rollback(s); /* the task row was pruned: nothing to record it on */
+	}
+	if (!same)
+		return op_conflict(t, stored, err);
+	out->id = task_id;
+	out->replayed = 1;
+	out->state = state;
+	wq__strlcpy(out->fingerprint, stored, sizeof(out->fingerprint));
+	return WQ_OK;
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t,
+			struct wq__enqueued_row *out, wq_error *err)
 {
 	sqlite3_stmt *st;
 	json_t *d;
-	int64_t id;
+	int64_t id, op_id = 0;
 	wq_rc rc;
-	int b, src;
+	int b, src, changes = 0;
 
-	if (!t->kind || !t->operation || !t->payload_sha256)
-		return wq__err(err, WQ_EINVAL, "enqueue: kind, operation and payload hash are "
-					       "required");
+	if (!t->kind || !t->operation || !t->payload_sha256 || !t->fingerprint)
+		return wq__err(err, WQ_EINVAL, "enqueue: kind, operation, payload hash and "
+					       "fingerprint are required");
 	rc = tx_begin_write(s, err);
 	if (rc)
 		return rc;
+	if (t->key) {
+		rc = stmt(s, SQL_OP_INSERT, &st, err);
+		if (rc)
+			goto fail;
+		b = bind_str(st, 1, t->tenant);
+		b |= bind_str(st, 2, t->scope);
+		b |= bind_str(st, 3, t->kind);
+		b |= bind_str(st, 4, t->key);
+		b |= bind_str(st, 5, t->fingerprint);
+		b |= sqlite3_bind_int(st, 6, t->payload_version);
+		b |= sqlite3_bind_int64(st, 7, t->now);
+		if (b) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			stmt_done(st);
+			goto fail;
+		}
+		rc = run(s, st, "insert operation", &changes, err);
+		if (rc)
+			goto fail;
+		if (changes == 0)
+			return enqueue_existing(s, t, out, err);
+		op_id = sqlite3_last_insert_rowid(s->db);
+	}
 	rc = stmt(s, SQL_TASK_INSERT, &st, err);
 	if (rc)
 		goto fail;
@@ -1385,6 +1742,9 @@ static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64
 	b |= sqlite3_bind_int64(st, 11, t->order_at);
 	b |= sqlite3_bind_int64(st, 12, t->now);
 	b |= sqlite3_bind_int(st, 13, t->max_attempts);
+	b |= sqlite3_bind_int(st, 14, t->key != NULL);
+	b |= bind_str(st, 15, t->fingerprint);
+	b |= t->notify ? bind_str(st, 16, t->notify) : sqlite3_bind_null(st, 16);
 	if (b) {
 		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
 		stmt_done(st);
@@ -1400,6 +1760,25 @@ static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64
 		goto fail;
 	id = sqlite3_last_insert_rowid(s->db);
 
+	if (t->key) {
+		rc = stmt(s, SQL_OP_SET_TASK, &st, err);
+		if (rc)
+			goto fail;
+		b = sqlite3_bind_int64(st, 1, op_id);
+		b |= sqlite3_bind_int64(st, 2, id);
+		if (b) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			stmt_done(st);
+			goto fail;
+		}
+		rc = run(s, st, "link operation", &changes, err);
+		if (!rc && changes != 1)
+			rc = wq__err(err, WQ_ESTORE, "database %s: operation '%s' could not be linked "
+						     "to task %" PRId64, s->path, t->key, id);
+		if (rc)
+			goto fail;
+	}
+
 	if (!(d = jobj(err))) {
 		rc = WQ_ENOMEM;
 		goto fail;
@@ -1409,7 +1788,9 @@ static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64
 	    jset_int(d, "payload_size", (json_int_t)t->payload_len) ||
 	    jset_str(d, "payload_sha256", t->payload_sha256, WQ_SHA256_HEX - 1) ||
 	    jset_int(d, "payload_version", t->payload_version) ||
-	    jset_int(d, "max_attempts", t->max_attempts)) {
+	    jset_int(d, "max_attempts", t->max_attempts) ||
+	    jset_str(d, "fingerprint", t->fingerprint, WQ_SHA256_HEX - 1) ||
+	    json_object_set_new(d, "keyed", json_boolean(t->key != NULL))) {
 		rc = jfail(d, err);
 		goto fail;
 	}
@@ -1419,7 +1800,10 @@ static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t, int64
 	rc = tx_commit(s, err);
 	if (rc)
 		return rc;
-	*id_out = id;
+	out->id = id;
+	out->replayed = 0;
+	out->state = WQ_STATE_PENDING;
+	wq__strlcpy(out->fingerprint, t->fingerprint, sizeof(out->fingerprint));
 	return WQ_OK;
 fail:
 	tx_rollback(s);
@@ -1621,6 +2005,140 @@ fail:
 	return rc;
 }
 
+/* ------------------------------------------------------------------ open effects ---- */
+
+/* An effect that an attempt began (or found uncertain) and never confirmed. */
+struct open_effect {
+	char name[WQ_EFFECT_NAME_MAX + 1]; /* "" when none */
+	char note[WQ_DETAIL_MAX + 1];      /* "effect X begun, not confirmed" */
+};
+
+/* Within a transaction: the open effect of attempt (task_id, attempt), if any. */
+static wq_rc open_effect(struct wq__store *s, int64_t task_id, int attempt,
+			 struct open_effect *oe, wq_error *err)
+{
+	sqlite3_stmt *st;
+	int b, src, began;
+	wq_rc rc;
+
+	memset(oe, 0, sizeof(*oe));
+	rc = stmt(s, SQL_EFFECT_OPEN, &st, err);
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int(st, 2, attempt);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+	} else {
+		src = sqlite3_step(st);
+		if (src == SQLITE_ROW) {
+			col_str(st, 0, oe->name, sizeof(oe->name));
+			began = sqlite3_column_int(st, 1);
+			if (began == attempt)
+				snprintf(oe->note, sizeof(oe->note), "effect %s begun, not confirmed",
+					 oe->name);
+			else
+				snprintf(oe->note, sizeof(oe->note),
+					 "effect %s uncertain (begun by attempt %" PRId64 ".%d)",
+					 oe->name, task_id, began);
+		} else if (src != SQLITE_DONE) {
+			rc = db_fail(s, src, "read effects", err);
+		}
+	}
+	stmt_done(st);
+	return rc;
+}
+
+/* `detail` (may be NULL) with the open effect's note appended, when it fits. */
+static void detail_with_effect(const char *detail, const struct open_effect *oe, char *buf,
+			       size_t bufsz)
+{
+	if (!detail || !*detail)
+		snprintf(buf, bufsz, "%s", oe->note);
+	else if (strlen(detail) + 2 + strlen(oe->note) < bufsz)
+		snprintf(buf, bufsz, "%s; %s", detail, oe->note);
+	else
+		snprintf(buf, bufsz, "%s", detail);
+}
+
+/* Within a transaction: reason_detail of an attempt just interrupted. */
+static wq_rc set_reason_detail(struct wq__store *s, int64_t task_id, int attempt,
+			       const char *detail, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, SQL_SET_DETAIL, &st, err);
+	int b;
+
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int(st, 2, attempt);
+	b |= bind_str(st, 3, detail);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return run(s, st, "record reason detail", NULL, err);
+}
+
+/*
+ * Within finish, before the conditional UPDATE: an attempt that found an effect uncertain
+ * ends `interrupted` (uncertain-effect, naming it) whatever the handler reported (the
+ * default policy of SPEC §7); an interrupted attempt with an open effect names it in
+ * reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
+ */
+static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
+			    struct wq__outcome *adj, struct open_effect *oe, char *detail,
+			    size_t dsz, wq_error *err)
+{
+	sqlite3_stmt *st;
+	char uncertain[WQ_EFFECT_NAME_MAX + 1] = "";
+	int b, src;
+	wq_rc rc;
+
+	*adj = *o;
+	memset(oe, 0, sizeof(*oe));
+	rc = stmt(s, SQL_TASK_UNCERTAIN, &st, err);
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, o->task_id);
+	b |= sqlite3_bind_int(st, 2, o->attempt);
+	b |= bind_str(st, 3, o->instance);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+	} else {
+		src = sqlite3_step(st);
+		if (src == SQLITE_ROW)
+			col_str(st, 0, uncertain, sizeof(uncertain));
+		else if (src != SQLITE_DONE)
+			rc = db_fail(s, src, "read task", err);
+	}
+	stmt_done(st);
+	if (rc)
+		return rc;
+	if (uncertain[0]) {
+		adj->kind = WQ__FINISH_INTERRUPTED;
+		adj->reason = "uncertain-effect";
+		snprintf(detail, dsz, "%s", uncertain);
+		adj->reason_detail = detail;
+		adj->outcome = NULL;
+		adj->result = NULL;
+		adj->result_len = 0;
+		adj->result_sha256 = NULL;
+		wq__strlcpy(oe->name, uncertain, sizeof(oe->name));
+		return WQ_OK;
+	}
+	if (o->kind != WQ__FINISH_INTERRUPTED)
+		return WQ_OK;
+	rc = open_effect(s, o->task_id, o->attempt, oe, err);
+	if (rc || !oe->name[0])
+		return rc;
+	detail_with_effect(o->reason_detail, oe, detail, dsz);
+	adj->reason_detail = detail;
+	return WQ_OK;
+}
+
 /* ------------------------------------------------------------------ finish ---- */
 
 static const char *finish_name(enum wq__finish_kind k)
@@ -1749,6 +2267,10 @@ fail:
 	return rc;
 }
 
+/* Within finish(): the deliveries of a succeeded task (outbox section below). */
+static wq_rc deliveries_queue(struct wq__store *s, int64_t task_id, int64_t now,
+			      wq_error *err);
+
 static wq_rc sq_finish(struct wq__store *s, const struct wq__outcome *o, wq_error *err)
 {
 	static const enum sql by_kind[] = {
@@ -1760,6 +2282,10 @@ static wq_rc sq_finish(struct wq__store *s, const struct wq__outcome *o, wq_erro
 	};
 	sqlite3_stmt *st;
 	const char *type = NULL;
+	struct wq__outcome adj;
+	struct open_effect oe;
+	char detail[WQ_DETAIL_MAX + 1];
+	enum wq__finish_kind reported = o->kind;
 	json_t *d;
 	wq_rc rc;
 	int b, changes = 0;
@@ -1772,6 +2298,10 @@ static wq_rc sq_finish(struct wq__store *s, const struct wq__outcome *o, wq_erro
 	rc = tx_begin_write(s, err);
 	if (rc)
 		return rc;
+	rc = finish_effects(s, o, &adj, &oe, detail, sizeof(detail), err);
+	if (rc)
+		goto fail;
+	o = &adj;
 	rc = stmt(s, by_kind[o->kind], &st, err);
 	if (rc)
 		goto fail;
@@ -1828,10 +2358,24 @@ static wq_rc sq_finish(struct wq__store *s, const struct wq__outcome *o, wq_erro
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
+	if ((oe.name[0] && jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)) ||
+	    (reported != o->kind &&
+	     jset_str(d, "handler_outcome", finish_name(reported), WQ_REASON_MAX))) {
+		rc = jfail(d, err);
+		goto fail;
+	}
 	rc = event_insert(s, o->task_id, o->now, o->attempt, type, o->instance, d, err);
+	/* SPEC §8: the deliveries in the transaction that stores the result; a discarded
+	 * task has nothing to deliver. */
+	if (!rc && o->kind == WQ__FINISH_SUCCEEDED &&
+	    !(o->outcome && strcmp(o->outcome, "discarded") == 0))
+		rc = deliveries_queue(s, o->task_id, o->now, err);
 	if (rc)
 		goto fail;
-	return tx_commit(s, err);
+	rc = tx_commit(s, err);
+	if (!rc && o->uncertain_out && strcmp(nz(o->reason), "uncertain-effect") == 0)
+		wq__strlcpy(o->uncertain_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
+	return rc;
 fail:
 	tx_rollback(s);
 	return rc;
@@ -2204,6 +2748,7 @@ static wq_rc interrupt_rows(struct wq__store *s, sqlite3_stmt *st, const char *r
 {
 	struct interrupted_row *rows = NULL, *r;
 	size_t cnt = 0, cap = 0, i;
+	struct open_effect oe;
 	json_t *d;
 	wq_rc rc = WQ_OK;
 	int src;
@@ -2227,6 +2772,10 @@ static wq_rc interrupt_rows(struct wq__store *s, sqlite3_stmt *st, const char *r
 	for (i = 0; i < cnt; i++) {
 		r = &rows[i];
 		rc = attempt_finish(s, r->id, r->attempt, now, "interrupted", reason, -1, err);
+		if (!rc)
+			rc = open_effect(s, r->id, r->attempt, &oe, err);
+		if (!rc && oe.name[0])
+			rc = set_reason_detail(s, r->id, r->attempt, oe.note, err);
 		if (rc)
 			goto out;
 		if (!(d = jobj(err))) {
@@ -2234,7 +2783,9 @@ static wq_rc interrupt_rows(struct wq__store *s, sqlite3_stmt *st, const char *r
 			goto out;
 		}
 		if (jset_attempt(d, r->id, r->attempt) ||
-		    jset_str(d, "reason", reason, WQ_REASON_MAX)) {
+		    jset_str(d, "reason", reason, WQ_REASON_MAX) ||
+		    (oe.name[0] && (jset_str(d, "reason_detail", oe.note, WQ_DETAIL_MAX) ||
+				    jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)))) {
 			rc = jfail(d, err);
 			goto out;
 		}
@@ -2335,6 +2886,1311 @@ fail:
 	return rc;
 }
 
+/* ------------------------------------------------- operations, effects, prune, doctor ---- */
+
+static wq_rc sq_operation_find(struct wq__store *s, const char *tenant, const char *scope,
+			       const char *kind, const char *key, int64_t *task_id,
+			       wq_error *err)
+{
+	char kinds[160] = "", k[WQ_KIND_MAX + 1];
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int b, src, rows = 0, exists = 0;
+	wq_rc rc;
+
+	rc = stmt(s, SQL_OP_FIND, &st, err);
+	if (rc)
+		return rc;
+	b = bind_str(st, 1, tenant);
+	b |= bind_str(st, 2, scope);
+	b |= bind_str(st, 3, key);
+	b |= kind ? bind_str(st, 4, kind) : sqlite3_bind_null(st, 4);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		col_str(st, 0, k, sizeof(k));
+		if (strlen(kinds) + strlen(k) + 3 < sizeof(kinds))
+			snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s",
+				 rows ? ", " : "", k);
+		id = sqlite3_column_int64(st, 1);
+		exists = sqlite3_column_int(st, 2);
+		rows++;
+	}
+	if (src != SQLITE_DONE)
+		rc = db_fail(s, src, "find operation", err);
+	stmt_done(st);
+	if (rc)
+		return rc;
+	if (rows == 0)
+		return wq__err(err, WQ_ENOTFOUND,
+			       "no operation with key '%s' (tenant '%s', scope '%s'%s%s%s)", key,
+			       nz(tenant), nz(scope), kind ? ", kind '" : "", kind ? kind : "",
+			       kind ? "'" : "");
+	if (rows > 1)
+		return wq__err(err, WQ_EINVAL,
+			       "operation key '%s' (tenant '%s', scope '%s') exists for several "
+			       "kinds (%s): name the kind",
+			       key, nz(tenant), nz(scope), kinds);
+	if (!exists)
+		return wq__err(err, WQ_ENOTFOUND,
+			       "operation key '%s' (tenant '%s', scope '%s', kind '%s') was task "
+			       "%" PRId64 ", whose row was pruned; the operation record remains "
+			       "until its retention ends",
+			       key, nz(tenant), nz(scope), kinds, id);
+	*task_id = id;
+	return WQ_OK;
+}
+
+static wq_rc sq_attempts(struct wq__store *s, int64_t task_id, wq_attempt **out, size_t *n,
+			 wq_error *err)
+{
+	wq_attempt *arr = NULL, *a;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	wq_rc rc;
+	int src;
+
+	rc = tx_begin_read(s, err);
+	if (rc)
+		return rc;
+	rc = task_exists(s, task_id, err);
+	if (rc)
+		goto out;
+	rc = stmt(s, SQL_ATTEMPTS, &st, err);
+	if (rc)
+		goto out;
+	if (sqlite3_bind_int64(st, 1, task_id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (attempts of task %" PRId64 ")",
+				     task_id);
+			goto out;
+		}
+		a = &arr[cnt++];
+		memset(a, 0, sizeof(*a));
+		a->task_id = task_id;
+		a->attempt = sqlite3_column_int(st, 0);
+		col_str(st, 1, a->instance, sizeof(a->instance));
+		a->started_at = sqlite3_column_int64(st, 2);
+		a->finished_at = sqlite3_column_int64(st, 3);
+		col_str(st, 4, a->outcome, sizeof(a->outcome));
+		col_str(st, 5, a->reason, sizeof(a->reason));
+		a->exit_status = sqlite3_column_type(st, 6) == SQLITE_NULL
+					 ? -1
+					 : sqlite3_column_int(st, 6);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "read attempts", err);
+		goto out;
+	}
+	stmt_done(st);
+	st = NULL;
+	rc = tx_commit(s, err);
+	if (rc)
+		goto out;
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+out:
+	stmt_done(st);
+	tx_rollback(s);
+	free(arr);
+	return rc;
+}
+
+/* Within a write transaction: the effect journal's fence. WQ_OK when task_id is running
+ * with `attempt` (its uncertain effect, if any, in uncertain[]); WQ_ESTALE or
+ * WQ_ENOTFOUND otherwise. */
+static wq_rc effect_fence(struct wq__store *s, int64_t task_id, int attempt,
+			  char uncertain[WQ_EFFECT_NAME_MAX + 1], wq_error *err)
+{
+	char state[16] = "";
+	sqlite3_stmt *st;
+	int src, current = 0;
+	wq_rc rc;
+
+	rc = stmt(s, SQL_TASK_RUNNING, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, task_id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+	} else {
+		src = sqlite3_step(st);
+		if (src == SQLITE_ROW) {
+			col_str(st, 0, state, sizeof(state));
+			current = sqlite3_column_int(st, 1);
+			col_str(st, 2, uncertain, WQ_EFFECT_NAME_MAX + 1);
+		} else if (src == SQLITE_DONE) {
+			rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, task_id);
+		} else {
+			rc = db_fail(s, src, "read task", err);
+		}
+	}
+	stmt_done(st);
+	if (!rc && (strcmp(state, "running") != 0 || current != attempt))
+		rc = wq__err(err, WQ_ESTALE,
+			     "attempt %" PRId64 ".%d no longer owns task %" PRId64 " (now %s, "
+			     "attempt %d)",
+			     task_id, attempt, task_id, state, current);
+	return rc;
+}
+
+struct effect_row {
+	int found;
+	char state[16];
+	int attempt, last_attempt;
+	char *result; /* malloc'd or NULL */
+};
+
+/* Within a transaction: the journal entry (task_id, name). */
+static wq_rc effect_get(struct wq__store *s, int64_t task_id, const char *name,
+			struct effect_row *e, wq_error *err)
+{
+	const unsigned char *text;
+	sqlite3_stmt *st;
+	int b, src;
+	wq_rc rc;
+
+	memset(e, 0, sizeof(*e));
+	rc = stmt(s, SQL_EFFECT_GET, &st, err);
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= bind_str(st, 2, name);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		e->found = 1;
+		col_str(st, 0, e->state, sizeof(e->state));
+		e->attempt = sqlite3_column_int(st, 1);
+		e->last_attempt = sqlite3_column_int(st, 2);
+		text = sqlite3_column_text(st, 3);
+		if (text && !(e->result = xstrdup((const char *)text)))
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (effect %s)", name);
+	} else if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "read effect", err);
+	}
+	stmt_done(st);
+	return rc;
+}
+
+/* Runs an effect write statement with (task_id, name, attempt[, now]) bound. */
+static wq_rc effect_write(struct wq__store *s, enum sql id, int64_t task_id, const char *name,
+			  int attempt, int64_t now, int *changes, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, id, &st, err);
+	int b;
+
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= id == SQL_SET_UNCERTAIN ? sqlite3_bind_int(st, 2, attempt) | bind_str(st, 3, name)
+				     : bind_str(st, 2, name) | sqlite3_bind_int(st, 3, attempt);
+	if (id == SQL_EFFECT_INSERT)
+		b |= sqlite3_bind_int64(st, 4, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return run(s, st, "record effect", changes, err);
+}
+
+/* An effect event: attempt id, name, and `key` naming attempt `other` (when > 0). */
+static wq_rc effect_event(struct wq__store *s, int64_t task_id, int attempt, const char *type,
+			  const char *name, const char *key, int other, json_t *extra,
+			  int64_t now, wq_error *err)
+{
+	json_t *d = extra ? extra : jobj(err);
+
+	if (!d)
+		return WQ_ENOMEM;
+	if (jset_attempt(d, task_id, attempt) || jset_str(d, "name", name, WQ_EFFECT_NAME_MAX))
+		return jfail(d, err);
+	if (key && other > 0) {
+		char id[48];
+
+		snprintf(id, sizeof(id), "%" PRId64 ".%d", task_id, other);
+		if (jset_str(d, key, id, sizeof(id)))
+			return jfail(d, err);
+	}
+	return event_insert(s, task_id, now, attempt, type, "", d, err);
+}
+
+static wq_rc sq_effect_begin(struct wq__store *s, int64_t task_id, int attempt,
+			     const char *name, int64_t now, wq_effect_status *status,
+			     char **result, wq_error *err)
+{
+	char uncertain[WQ_EFFECT_NAME_MAX + 1] = "";
+	struct effect_row e = {0};
+	wq_effect_status st = WQ_EFFECT_NEW;
+	int changes = 0;
+	wq_rc rc;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = effect_fence(s, task_id, attempt, uncertain, err);
+	if (!rc)
+		rc = effect_get(s, task_id, name, &e, err);
+	if (rc)
+		goto fail;
+	if (!e.found) {
+		st = WQ_EFFECT_NEW;
+		rc = effect_write(s, SQL_EFFECT_INSERT, task_id, name, attempt, now, NULL, err);
+		if (!rc)
+			rc = effect_event(s, task_id, attempt, "effect-begun", name, NULL, 0, NULL,
+					  now, err);
+	} else if (strcmp(e.state, "done") == 0) {
+		st = WQ_EFFECT_DONE;
+		rc = effect_event(s, task_id, attempt, "effect-skipped", name, "done_in", e.attempt,
+				  NULL, now, err);
+	} else if (e.attempt == attempt) {
+		st = WQ_EFFECT_NEW; /* begun again by the attempt that began it */
+	} else if (e.attempt > attempt) {
+		rc = wq__err(err, WQ_ESTATE, "effect '%s' of task %" PRId64 " was begun by a later "
+					     "attempt (%d) than %d",
+			     name, task_id, e.attempt, attempt);
+	} else {
+		/* Begun by an earlier attempt that never confirmed it: nobody knows whether it
+		 * happened. Marked once per attempt. */
+		st = WQ_EFFECT_UNCERTAIN;
+		rc = effect_write(s, SQL_EFFECT_AGAIN, task_id, name, attempt, now, &changes, err);
+		if (!rc && changes)
+			rc = effect_write(s, SQL_SET_UNCERTAIN, task_id, name, attempt, now, NULL,
+					  err);
+		if (!rc && changes)
+			rc = effect_event(s, task_id, attempt, "effect-uncertain", name, "begun_in",
+					  e.attempt, NULL, now, err);
+	}
+	if (rc)
+		goto fail;
+	rc = tx_commit(s, err);
+	if (rc)
+		goto out;
+	*status = st;
+	if (result) {
+		*result = e.result;
+		e.result = NULL;
+	}
+	goto out;
+fail:
+	tx_rollback(s);
+out:
+	free(e.result);
+	return rc;
+}
+
+static wq_rc sq_effect_done(struct wq__store *s, int64_t task_id, int attempt,
+			    const char *name, const char *result, int64_t now, wq_error *err)
+{
+	char uncertain[WQ_EFFECT_NAME_MAX + 1] = "", sha[WQ_SHA256_HEX];
+	struct effect_row e = {0};
+	sqlite3_stmt *st;
+	json_t *d;
+	int b, changes = 0;
+	wq_rc rc;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = effect_fence(s, task_id, attempt, uncertain, err);
+	if (rc)
+		goto fail;
+	rc = stmt(s, SQL_EFFECT_DONE, &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= bind_str(st, 2, name);
+	b |= sqlite3_bind_int(st, 3, attempt);
+	b |= result ? bind_str(st, 4, result) : sqlite3_bind_null(st, 4);
+	b |= sqlite3_bind_int64(st, 5, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = run(s, st, "confirm effect", &changes, err);
+	if (rc)
+		goto fail;
+	if (changes == 0) {
+		rc = effect_get(s, task_id, name, &e, err);
+		if (rc)
+			goto fail;
+		if (!e.found)
+			rc = wq__err(err, WQ_ESTATE,
+				     "effect '%s' was not begun in attempt %" PRId64 ".%d (begin it "
+				     "first)",
+				     name, task_id, attempt);
+		else if (strcmp(e.state, "done") == 0 && e.attempt == attempt &&
+			 strcmp(e.result ? e.result : "", result ? result : "") == 0)
+			rc = WQ_OK; /* confirmed twice with the same result: nothing to do */
+		else if (strcmp(e.state, "done") == 0)
+			rc = wq__err(err, WQ_ESTATE,
+				     "effect '%s' of task %" PRId64 " is already done (by attempt "
+				     "%" PRId64 ".%d)",
+				     name, task_id, task_id, e.attempt);
+		else
+			rc = wq__err(err, WQ_ESTATE,
+				     "effect '%s' is uncertain: begun by attempt %" PRId64 ".%d and "
+				     "never confirmed; attempt %" PRId64 ".%d cannot confirm it",
+				     name, task_id, e.attempt, task_id, attempt);
+		free(e.result);
+		tx_rollback(s);
+		return rc;
+	}
+	if (!(d = jobj(err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	wq__sha256_hex(result ? result : "", result ? strlen(result) : 0, sha);
+	if (jset_int(d, "result_size", result ? (json_int_t)strlen(result) : 0) ||
+	    (result && jset_str(d, "result_sha256", sha, WQ_SHA256_HEX - 1))) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = effect_event(s, task_id, attempt, "effect-done", name, NULL, 0, d, now, err);
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* Runs a prune statement with one time bound; *changes receives its row count. */
+static wq_rc prune_step(struct wq__store *s, enum sql id, int64_t cutoff, int *changes,
+			wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, id, &st, err);
+
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, cutoff) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return run(s, st, "prune", changes, err);
+}
+
+static wq_rc sq_prune(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
+		      wq_prune_counts *out, wq_error *err)
+{
+	int tasks = 0, ops = 0;
+	wq_rc rc;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	/* Operation retention counts from the task's completion, kept on the operation. */
+	rc = prune_step(s, SQL_PRUNE_MARK, task_cutoff, NULL, err);
+	if (!rc)
+		rc = prune_step(s, SQL_PRUNE_FLOOR, task_cutoff, NULL, err);
+	if (!rc)
+		rc = prune_step(s, SQL_PRUNE_TASKS, task_cutoff, &tasks, err);
+	if (!rc)
+		rc = prune_step(s, SQL_PRUNE_OPERATIONS, operation_cutoff, &ops, err);
+	if (!rc)
+		rc = tx_commit(s, err);
+	if (rc) {
+		tx_rollback(s);
+		return rc;
+	}
+	out->tasks = tasks;
+	out->operations = ops;
+	return WQ_OK;
+}
+
+/* Appends the rows of one doctor query to *arr. */
+static wq_rc doctor_rows(struct wq__store *s, enum sql id, enum wq__doctor_kind kind,
+			 struct wq__doctor_row **arr, size_t *cnt, size_t *cap, wq_error *err)
+{
+	struct wq__doctor_row *r;
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, id, &st, err);
+	if (rc)
+		return rc;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)arr, cap, *cnt, sizeof(**arr))) {
+			stmt_done(st);
+			return wq__err(err, WQ_ENOMEM, "out of memory (doctor)");
+		}
+		r = &(*arr)[(*cnt)++];
+		memset(r, 0, sizeof(*r));
+		r->kind = kind;
+		r->task_id = sqlite3_column_int64(st, 0);
+		col_str(st, 1, r->operation, sizeof(r->operation));
+		if (kind == WQ__DOCTOR_INTERRUPTED) {
+			col_str(st, 2, r->reason, sizeof(r->reason));
+			col_str(st, 3, r->reason_detail, sizeof(r->reason_detail));
+		} else {
+			col_str(st, 2, r->effect, sizeof(r->effect));
+			col_str(st, 3, r->effect_state, sizeof(r->effect_state));
+			r->attempt = sqlite3_column_int(st, 4);
+			r->begun_attempts = sqlite3_column_int(st, 5);
+		}
+	}
+	rc = src == SQLITE_DONE ? WQ_OK : db_fail(s, src, "doctor", err);
+	stmt_done(st);
+	return rc;
+}
+
+static wq_rc sq_doctor(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
+		       wq_error *err)
+{
+	struct wq__doctor_row *arr = NULL;
+	size_t cnt = 0, cap = 0;
+	wq_rc rc;
+
+	rc = tx_begin_read(s, err);
+	if (rc)
+		return rc;
+	rc = doctor_rows(s, SQL_DOCTOR_TWICE, WQ__DOCTOR_EFFECT_TWICE, &arr, &cnt, &cap, err);
+	if (!rc)
+		rc = doctor_rows(s, SQL_DOCTOR_UNCERTAIN, WQ__DOCTOR_UNCERTAIN, &arr, &cnt, &cap,
+				 err);
+	if (!rc)
+		rc = doctor_rows(s, SQL_DOCTOR_INTERRUPTED, WQ__DOCTOR_INTERRUPTED, &arr, &cnt,
+				 &cap, err);
+	if (!rc)
+		rc = tx_commit(s, err);
+	if (rc) {
+		tx_rollback(s);
+		free(arr);
+		return rc;
+	}
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+}
+
+/* ------------------------------------------------------------------ outbox ---- */
+
+/* The store's encoding of wq_delivery_state; index = enum value. */
+static const char *const delivery_state_text[] = {
+	NULL, "pending", "sending", "delivered", "dead",
+};
+
+static wq_delivery_state delivery_state_parse(const unsigned char *text)
+{
+	size_t i;
+
+	for (i = 1; text && i < WQ__ARRAY_LEN(delivery_state_text); i++)
+		if (strcmp((const char *)text, delivery_state_text[i]) == 0)
+			return (wq_delivery_state)i;
+	return (wq_delivery_state)0;
+}
+
+struct delivery_row {
+	int64_t id, task_id;
+	char channel[WQ_NAME_MAX + 1];
+	int attempts;
+	char instance[WQ_NAME_MAX + 1];
+};
+
+static int delivery_row_cmp(const void *a, const void *b)
+{
+	const struct delivery_row *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int delivery_claimed_cmp(const void *a, const void *b)
+{
+	const struct wq__delivery_claimed *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A delivery event's detail: delivery_id and channel, plus what the caller adds. NULL
+ * with err set when out of memory. */
+static json_t *delivery_detail(int64_t id, const char *channel, wq_error *err)
+{
+	json_t *d = jobj(err);
+
+	if (d && (jset_int(d, "delivery_id", id) || jset_str(d, "channel", channel, WQ_NAME_MAX))) {
+		jfail(d, err);
+		return NULL;
+	}
+	return d;
+}
+
+/* Within finish() of a succeeded task: one pending delivery per notify channel, due now,
+ * and a `delivery-queued` event each. */
+static wq_rc deliveries_queue(struct wq__store *s, int64_t task_id, int64_t now,
+			      wq_error *err)
+{
+	struct delivery_row *rows = NULL;
+	size_t cnt = 0, cap = 0, i;
+	sqlite3_stmt *st;
+	json_t *d;
+	wq_rc rc;
+	int b, src;
+
+	rc = stmt(s, SQL_DLV_QUEUE, &st, err);
+	if (rc)
+		return rc;
+	b = sqlite3_bind_int64(st, 1, task_id);
+	b |= sqlite3_bind_int64(st, 2, now);
+	b |= sqlite3_bind_int(st, 3, WQ__DELIVERY_MAX_ATTEMPTS);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&rows, &cap, cnt, sizeof(*rows))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (queueing deliveries)");
+			goto out;
+		}
+		memset(&rows[cnt], 0, sizeof(rows[cnt]));
+		rows[cnt].id = sqlite3_column_int64(st, 0);
+		col_str(st, 1, rows[cnt].channel, sizeof(rows[cnt].channel));
+		cnt++;
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "queue deliveries", err);
+		goto out;
+	}
+	stmt_done(st);
+	st = NULL;
+	if (cnt > 1)
+		qsort(rows, cnt, sizeof(*rows), delivery_row_cmp);
+	for (i = 0; i < cnt && !rc; i++) {
+		if (!(d = delivery_detail(rows[i].id, rows[i].channel, err)))
+			rc = WQ_ENOMEM;
+		else
+			rc = event_insert(s, task_id, now, 0, "delivery-queued", "", d, err);
+	}
+out:
+	stmt_done(st);
+	free(rows);
+	return rc;
+}
+
+/* Outside a transaction: *yes = 1 when the EXISTS query `id` (?1 = now) finds a row. */
+static wq_rc any_delivery(struct wq__store *s, enum sql id, int64_t now, int *yes,
+			  wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, id, &st, err);
+	if (rc)
+		return rc;
+	if (id == SQL_DLV_ANY_DUE && sqlite3_bind_int64(st, 1, now) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		*yes = sqlite3_column_int(st, 0) != 0;
+	else
+		rc = db_fail(s, src, "read deliveries", err);
+	stmt_done(st);
+	return rc;
+}
+
+static wq_rc sq_delivery_claim(struct wq__store *s, const char *instance, int limit,
+			       int64_t now, struct wq__delivery_claimed **out, size_t *n,
+			       wq_error *err)
+{
+	struct wq__delivery_claimed *arr = NULL, *c;
+	size_t cnt = 0, cap = 0, i;
+	sqlite3_stmt *st = NULL;
+	json_t *d;
+	wq_rc rc;
+	int b, src, due = 0;
+
+	if (!instance || !*instance)
+		return wq__err(err, WQ_EINVAL, "delivery claim: no instance given");
+	if (limit > 0) {
+		rc = any_delivery(s, SQL_DLV_ANY_DUE, now, &due, err);
+		if (rc)
+			return rc;
+	}
+	if (limit <= 0 || !due) {
+		*out = NULL;
+		*n = 0;
+		return WQ_OK;
+	}
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_DLV_CLAIM, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, instance);
+	b |= sqlite3_bind_int64(st, 2, now);
+	b |= sqlite3_bind_int(st, 3, limit);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto fail;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (claiming deliveries)");
+			goto fail;
+		}
+		c = &arr[cnt++];
+		memset(c, 0, sizeof(*c));
+		c->id = sqlite3_column_int64(st, 0);
+		c->task_id = sqlite3_column_int64(st, 1);
+		col_str(st, 2, c->channel, sizeof(c->channel));
+		c->attempts = sqlite3_column_int(st, 3);
+		c->retry_base = sqlite3_column_int(st, 4);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "claim deliveries", err);
+		goto fail;
+	}
+	stmt_done(st);
+	st = NULL;
+
+	for (i = 0; i < cnt; i++) {
+		c = &arr[i];
+		rc = stmt(s, SQL_DLV_TASK, &st, err);
+		if (rc)
+			goto fail;
+		if (sqlite3_bind_int64(st, 1, c->task_id) != SQLITE_OK) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			goto fail;
+		}
+		src = sqlite3_step(st);
+		if (src == SQLITE_ROW) {
+			col_str(st, 0, c->kind, sizeof(c->kind));
+			col_str(st, 1, c->operation, sizeof(c->operation));
+			c->task_state = state_parse(sqlite3_column_text(st, 2));
+			col_str(st, 3, c->outcome, sizeof(c->outcome));
+			c->has_result = sqlite3_column_int(st, 4);
+			c->result_size = sqlite3_column_int64(st, 5);
+			col_str(st, 6, c->result_sha256, sizeof(c->result_sha256));
+		} else if (src != SQLITE_DONE) {
+			rc = db_fail(s, src, "read task of a delivery", err);
+			goto fail;
+		}
+		stmt_done(st);
+		st = NULL;
+		if (!(d = delivery_detail(c->id, c->channel, err))) {
+			rc = WQ_ENOMEM;
+			goto fail;
+		}
+		if (jset_int(d, "attempt", c->attempts) ||
+		    jset_str(d, "instance", instance, WQ_NAME_MAX)) {
+			rc = jfail(d, err);
+			goto fail;
+		}
+		rc = event_insert(s, c->task_id, now, 0, "delivery-attempt", instance, d, err);
+		if (rc)
+			goto fail;
+	}
+	rc = tx_commit(s, err);
+	if (rc)
+		goto fail;
+	if (cnt > 1) /* RETURNING order is unspecified */
+		qsort(arr, cnt, sizeof(*arr), delivery_claimed_cmp);
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+fail:
+	stmt_done(st);
+	tx_rollback(s);
+	free(arr);
+	return rc;
+}
+
+/* The conditional update of delivery_finish found no row sending under this attempt.
+ * Within the transaction: WQ_OK (and nothing written) when the row shows this very
+ * outcome recorded, else a `delivery-stale` event and WQ_ESTALE. */
+static wq_rc delivery_stale(struct wq__store *s, const struct wq__delivery_outcome *o,
+			    const char *want, wq_error *err)
+{
+	char state[16] = "", inst[WQ_NAME_MAX + 1] = "", channel[WQ_NAME_MAX + 1] = "";
+	int64_t task_id = 0;
+	int attempts = 0, src;
+	sqlite3_stmt *st;
+	json_t *d;
+	wq_rc rc;
+
+	rc = stmt(s, SQL_DLV_STATE, &st, err);
+	if (rc)
+		goto fail;
+	if (sqlite3_bind_int64(st, 1, o->id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		task_id = sqlite3_column_int64(st, 0);
+		col_str(st, 1, channel, sizeof(channel));
+		col_str(st, 2, state, sizeof(state));
+		attempts = sqlite3_column_int(st, 3);
+		col_str(st, 4, inst, sizeof(inst));
+	} else if (src == SQLITE_DONE) {
+		rc = wq__err(err, WQ_ENOTFOUND, "no delivery %" PRId64, o->id);
+	} else {
+		rc = db_fail(s, src, "read delivery", err);
+	}
+	stmt_done(st);
+	if (rc)
+		goto fail;
+	if (strcmp(state, want) == 0 && attempts == o->attempts && strcmp(inst, o->instance) == 0) {
+		tx_rollback(s);
+		return WQ_OK;
+	}
+	if (!(d = delivery_detail(o->id, channel, err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	if (jset_int(d, "attempt", o->attempts) ||
+	    jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
+	    jset_str(d, "outcome", want, WQ_REASON_MAX)) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = event_insert(s, task_id, o->now, 0, "delivery-stale", o->instance, d, err);
+	if (rc)
+		goto fail;
+	rc = tx_commit(s, err);
+	if (rc)
+		return rc;
+	return wq__err(err, WQ_ESTALE,
+		       "delivery %" PRId64 " attempt %d no longer owns the delivery (now %s, "
+		       "attempt %d)",
+		       o->id, o->attempts, state, attempts);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* Within a transaction: one inbox notification, unless its key is there already. */
+static wq_rc inbox_insert(struct wq__store *s, const char *recipient, const char *key,
+			  int64_t delivery_id, int64_t task_id, const char *subject,
+			  int64_t now, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc = stmt(s, SQL_INBOX_INSERT, &st, err);
+	int b;
+
+	if (rc)
+		return rc;
+	b = bind_str(st, 1, recipient);
+	b |= bind_str(st, 2, key);
+	b |= sqlite3_bind_int64(st, 3, delivery_id);
+	b |= bind_str(st, 4, subject);
+	b |= sqlite3_bind_int64(st, 5, now);
+	b |= sqlite3_bind_int64(st, 6, task_id);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		return rc;
+	}
+	return run(s, st, "write the inbox", NULL, err);
+}
+
+static wq_rc sq_delivery_finish(struct wq__store *s, const struct wq__delivery_outcome *o,
+				wq_error *err)
+{
+	static const char *const want[] = {
+		[WQ__DELIVERY_DELIVERED] = "delivered",
+		[WQ__DELIVERY_RETRY] = "pending",
+		[WQ__DELIVERY_DEAD] = "dead",
+	};
+	char channel[WQ_NAME_MAX + 1] = "", key[64];
+	int64_t task_id = 0;
+	sqlite3_stmt *st;
+	const char *type;
+	json_t *d;
+	wq_rc rc;
+	int b, src, found = 0;
+
+	if (o->kind < WQ__DELIVERY_DELIVERED || o->kind > WQ__DELIVERY_DEAD)
+		return wq__err(err, WQ_EINVAL, "delivery finish: unknown outcome %d", (int)o->kind);
+	if (!o->instance)
+		return wq__err(err, WQ_EINVAL, "delivery finish: no instance given");
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, o->kind == WQ__DELIVERY_DELIVERED ? SQL_DLV_DELIVERED
+			 : o->kind == WQ__DELIVERY_RETRY   ? SQL_DLV_RETRY
+							    : SQL_DLV_DEAD,
+		  &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, o->id);
+	b |= sqlite3_bind_int(st, 2, o->attempts);
+	b |= bind_str(st, 3, o->instance);
+	b |= sqlite3_bind_int64(st, 4, o->now);
+	if (o->kind != WQ__DELIVERY_DELIVERED) {
+		b |= bind_str(st, 5, o->error);
+		b |= sqlite3_bind_int(st, 6, o->max_attempts);
+		if (o->kind == WQ__DELIVERY_RETRY)
+			b |= sqlite3_bind_int64(st, 7, o->next_at);
+	}
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		found = 1;
+		task_id = sqlite3_column_int64(st, 0);
+		col_str(st, 1, channel, sizeof(channel));
+		src = sqlite3_step(st);
+	}
+	if (src != SQLITE_DONE)
+		rc = db_fail(s, src, "record delivery outcome", err);
+	stmt_done(st);
+	if (rc)
+		goto fail;
+	if (!found)
+		return delivery_stale(s, o, want[o->kind], err);
+
+	if (!(d = delivery_detail(o->id, channel, err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	switch (o->kind) {
+	case WQ__DELIVERY_DELIVERED:
+		type = "delivered";
+		b = jset_int(d, "attempt", o->attempts);
+		if (o->status >= 0)
+			b |= jset_int(d, "status", o->status);
+		break;
+	case WQ__DELIVERY_RETRY:
+		type = "delivery-failed";
+		b = jset_int(d, "attempt", o->attempts) ||
+		    jset_str(d, "error", o->error, WQ_DETAIL_MAX) ||
+		    jset_time(d, "retry_at", o->next_at) ||
+		    (o->status >= 0 && jset_int(d, "status", o->status));
+		break;
+	default:
+		type = "dead";
+		b = jset_int(d, "attempts", o->attempts) ||
+		    jset_str(d, "error", o->error, WQ_DETAIL_MAX) ||
+		    (o->status >= 0 && jset_int(d, "status", o->status));
+		if (o->operators) {
+			snprintf(key, sizeof(key), "inbox:%.50s", o->operators);
+			b |= jset_str(d, "reported_to", key, WQ_NAME_MAX);
+		}
+		break;
+	}
+	if (b) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = event_insert(s, task_id, o->now, 0, type, o->instance, d, err);
+	if (rc)
+		goto fail;
+	if (o->kind == WQ__DELIVERY_DELIVERED && o->inbox) {
+		snprintf(key, sizeof(key), "delivery:%" PRId64, o->id);
+		rc = inbox_insert(s, o->inbox, key, o->id, task_id, "succeeded", o->now, err);
+	} else if (o->kind == WQ__DELIVERY_DEAD && o->operators) {
+		/* One report per death: a retried report adds nothing, a later death after an
+		 * operator's retry (more attempts) is a new one. */
+		snprintf(key, sizeof(key), "dead:%" PRId64 ":%d", o->id, o->attempts);
+		rc = inbox_insert(s, o->operators, key, o->id, task_id, "dead-delivery", o->now,
+				  err);
+	}
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+/* The held ids as a JSON array text for json_each(). *out malloc'd. */
+static wq_rc ids_json(const int64_t *ids, size_t n, char **out, wq_error *err)
+{
+	size_t cap = 3 + n * 21, o = 0, i;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return wq__err(err, WQ_ENOMEM, "out of memory (delivery ids)");
+	buf[o++] = '[';
+	for (i = 0; i < n; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%" PRId64, i ? "," : "", ids[i]);
+	snprintf(buf + o, cap - o, "]");
+	*out = buf;
+	return WQ_OK;
+}
+
+static wq_rc sq_delivery_recover(struct wq__store *s, const char *instance,
+				 const int64_t *held, size_t nheld, int64_t now, int *count,
+				 wq_error *err)
+{
+	struct delivery_row *rows = NULL, *r;
+	size_t cnt = 0, cap = 0, i;
+	sqlite3_stmt *st = NULL;
+	char *hj = NULL;
+	json_t *d;
+	wq_rc rc;
+	int b, src, sending = 0;
+
+	rc = any_delivery(s, SQL_DLV_ANY_SENDING, now, &sending, err);
+	if (rc)
+		return rc;
+	if (!sending) {
+		*count = 0;
+		return WQ_OK;
+	}
+	rc = ids_json(held, nheld, &hj, err);
+	if (rc)
+		return rc;
+	rc = tx_begin_write(s, err);
+	if (rc) {
+		free(hj);
+		return rc;
+	}
+	rc = stmt(s, SQL_DLV_RECOVER, &st, err);
+	if (rc)
+		goto fail;
+	b = bind_str(st, 1, instance);
+	b |= bind_str(st, 2, hj);
+	b |= sqlite3_bind_int64(st, 3, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto fail;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&rows, &cap, cnt, sizeof(*rows))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (recovering deliveries)");
+			goto fail;
+		}
+		r = &rows[cnt++];
+		memset(r, 0, sizeof(*r));
+		r->id = sqlite3_column_int64(st, 0);
+		r->task_id = sqlite3_column_int64(st, 1);
+		col_str(st, 2, r->channel, sizeof(r->channel));
+		r->attempts = sqlite3_column_int(st, 3);
+		col_str(st, 4, r->instance, sizeof(r->instance));
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "recover deliveries", err);
+		goto fail;
+	}
+	stmt_done(st);
+	st = NULL;
+	if (cnt > 1)
+		qsort(rows, cnt, sizeof(*rows), delivery_row_cmp);
+	for (i = 0; i < cnt; i++) {
+		r = &rows[i];
+		if (!(d = delivery_detail(r->id, r->channel, err))) {
+			rc = WQ_ENOMEM;
+			goto fail;
+		}
+		if (jset_int(d, "attempt", r->attempts) ||
+		    jset_str(d, "instance", r->instance, WQ_NAME_MAX) ||
+		    jset_str(d, "reason",
+			     instance && strcmp(r->instance, nz(instance)) == 0 ? "unrecorded"
+										 : "worker-lost",
+			     WQ_REASON_MAX)) {
+			rc = jfail(d, err);
+			goto fail;
+		}
+		rc = event_insert(s, r->task_id, now, 0, "delivery-uncertain", r->instance, d, err);
+		if (rc)
+			goto fail;
+	}
+	rc = tx_commit(s, err);
+	if (rc)
+		goto fail;
+	free(rows);
+	free(hj);
+	*count = (int)cnt;
+	return WQ_OK;
+fail:
+	stmt_done(st);
+	tx_rollback(s);
+	free(rows);
+	free(hj);
+	return rc;
+}
+
+static wq_rc sq_delivery_next(struct wq__store *s, int64_t *due_out, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_DLV_NEXT, &st, err);
+	if (rc)
+		return rc;
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		*due_out = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0
+								     : sqlite3_column_int64(st, 0);
+	else
+		rc = db_fail(s, src, "read next delivery", err);
+	stmt_done(st);
+	return rc;
+}
+
+static void read_delivery(sqlite3_stmt *st, wq_delivery *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->id = sqlite3_column_int64(st, 0);
+	x->task_id = sqlite3_column_int64(st, 1);
+	col_str(st, 2, x->channel, sizeof(x->channel));
+	x->state = delivery_state_parse(sqlite3_column_text(st, 3));
+	x->attempts = sqlite3_column_int(st, 4);
+	x->max_attempts = sqlite3_column_int(st, 5);
+	x->created_at = sqlite3_column_int64(st, 6);
+	x->updated_at = sqlite3_column_int64(st, 7);
+	x->next_at = sqlite3_column_int64(st, 8);
+	x->delivered_at = sqlite3_column_int64(st, 9);
+	col_str(st, 10, x->last_error, sizeof(x->last_error));
+}
+
+static wq_rc sq_delivery_list(struct wq__store *s, wq_delivery_state state, wq_delivery **out,
+			      size_t *n, wq_error *err)
+{
+	wq_delivery *arr = NULL;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int src;
+
+	if (state && ((int)state < 1 || (size_t)state >= WQ__ARRAY_LEN(delivery_state_text)))
+		return wq__err(err, WQ_EINVAL, "delivery list: no state %d", (int)state);
+	rc = stmt(s, SQL_DLV_LIST, &st, err);
+	if (rc)
+		return rc;
+	if (bind_str(st, 1, state ? delivery_state_text[state] : "") != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (listing deliveries)");
+			goto out;
+		}
+		read_delivery(st, &arr[cnt++]);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "list deliveries", err);
+		goto out;
+	}
+	stmt_done(st);
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+out:
+	stmt_done(st);
+	free(arr);
+	return rc;
+}
+
+static wq_rc sq_delivery_retry(struct wq__store *s, int64_t id, int64_t now, wq_error *err)
+{
+	char state[16] = "", channel[WQ_NAME_MAX + 1] = "", inst[WQ_NAME_MAX + 1];
+	int64_t task_id = 0;
+	sqlite3_stmt *st;
+	json_t *d;
+	wq_rc rc;
+	int b, src, changes = 0;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_DLV_STATE, &st, err);
+	if (rc)
+		goto fail;
+	if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		task_id = sqlite3_column_int64(st, 0);
+		col_str(st, 1, channel, sizeof(channel));
+		col_str(st, 2, state, sizeof(state));
+		col_str(st, 4, inst, sizeof(inst));
+	} else if (src == SQLITE_DONE) {
+		rc = wq__err(err, WQ_ENOTFOUND, "no delivery %" PRId64, id);
+	} else {
+		rc = db_fail(s, src, "read delivery", err);
+	}
+	stmt_done(st);
+	if (rc)
+		goto fail;
+	if (strcmp(state, "dead") != 0) {
+		rc = wq__err(err, WQ_ESTATE,
+			     "delivery %" PRId64 " is %s; only a dead delivery can be retried", id,
+			     state);
+		goto fail;
+	}
+	rc = stmt(s, SQL_DLV_RETRY_DEAD, &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, id);
+	b |= sqlite3_bind_int64(st, 2, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = run(s, st, "retry delivery", &changes, err);
+	if (!rc && changes != 1)
+		rc = wq__err(err, WQ_ESTATE, "delivery %" PRId64 " is no longer dead", id);
+	if (rc)
+		goto fail;
+	if (!(d = delivery_detail(id, channel, err))) {
+		rc = WQ_ENOMEM;
+		goto fail;
+	}
+	if (jset_str(d, "by", "operator", WQ_REASON_MAX)) {
+		rc = jfail(d, err);
+		goto fail;
+	}
+	rc = event_insert(s, task_id, now, 0, "delivery-retry", "", d, err);
+	if (rc)
+		goto fail;
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
+static wq_rc sq_inbox_list(struct wq__store *s, const char *recipient, int unread_only,
+			   wq_notification **out, size_t *n, wq_error *err)
+{
+	wq_notification *arr = NULL, *x;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b, src;
+
+	rc = stmt(s, SQL_INBOX_LIST, &st, err);
+	if (rc)
+		return rc;
+	b = bind_str(st, 1, recipient);
+	b |= sqlite3_bind_int(st, 2, unread_only ? 1 : 0);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (reading the inbox)");
+			goto out;
+		}
+		x = &arr[cnt++];
+		memset(x, 0, sizeof(*x));
+		x->id = sqlite3_column_int64(st, 0);
+		col_str(st, 1, x->recipient, sizeof(x->recipient));
+		x->delivery_id = sqlite3_column_int64(st, 2);
+		x->task_id = sqlite3_column_int64(st, 3);
+		col_str(st, 4, x->kind, sizeof(x->kind));
+		col_str(st, 5, x->operation, sizeof(x->operation));
+		col_str(st, 6, x->subject, sizeof(x->subject));
+		x->result_size = sqlite3_column_int64(st, 7);
+		col_str(st, 8, x->result_sha256, sizeof(x->result_sha256));
+		x->created_at = sqlite3_column_int64(st, 9);
+		x->read_at = sqlite3_column_int64(st, 10);
+	}
+	if (src != SQLITE_DONE) {
+		rc = db_fail(s, src, "read the inbox", err);
+		goto out;
+	}
+	stmt_done(st);
+	if (cnt == 0) {
+		free(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	*n = cnt;
+	return WQ_OK;
+out:
+	stmt_done(st);
+	free(arr);
+	return rc;
+}
+
+static wq_rc sq_inbox_read(struct wq__store *s, int64_t id, int64_t now, wq_error *err)
+{
+	sqlite3_stmt *st;
+	wq_rc rc;
+	int b, src, changes = 0;
+
+	rc = tx_begin_write(s, err);
+	if (rc)
+		return rc;
+	rc = stmt(s, SQL_INBOX_READ, &st, err);
+	if (rc)
+		goto fail;
+	b = sqlite3_bind_int64(st, 1, id);
+	b |= sqlite3_bind_int64(st, 2, now);
+	if (b) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		stmt_done(st);
+		goto fail;
+	}
+	rc = run(s, st, "mark notification read", &changes, err);
+	if (rc)
+		goto fail;
+	if (changes == 0) {
+		/* Read already (nothing to change), or no such notification. */
+		rc = stmt(s, SQL_INBOX_EXISTS, &st, err);
+		if (rc)
+			goto fail;
+		if (sqlite3_bind_int64(st, 1, id) != SQLITE_OK) {
+			rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+			stmt_done(st);
+			goto fail;
+		}
+		src = sqlite3_step(st);
+		if (src == SQLITE_DONE)
+			rc = wq__err(err, WQ_ENOTFOUND, "no notification %" PRId64, id);
+		else if (src != SQLITE_ROW)
+			rc = db_fail(s, src, "read notification", err);
+		stmt_done(st);
+		if (rc)
+			goto fail;
+	}
+	return tx_commit(s, err);
+fail:
+	tx_rollback(s);
+	return rc;
+}
+
 /* ------------------------------------------------------------------ the table ---- */
 
 const struct wq__store_methods wq__sqlite_methods = {
@@ -2361,4 +4217,18 @@ const struct wq__store_methods wq__sqlite_methods = {
 	.instance_list = sq_instance_list,
 	.instance_reap = sq_instance_reap,
 	.reap_orphans = sq_reap_orphans,
+	.operation_find = sq_operation_find,
+	.attempts = sq_attempts,
+	.effect_begin = sq_effect_begin,
+	.effect_done = sq_effect_done,
+	.prune = sq_prune,
+	.doctor = sq_doctor,
+	.delivery_claim = sq_delivery_claim,
+	.delivery_finish = sq_delivery_finish,
+	.delivery_recover = sq_delivery_recover,
+	.delivery_next = sq_delivery_next,
+	.delivery_list = sq_delivery_list,
+	.delivery_retry = sq_delivery_retry,
+	.inbox_list = sq_inbox_list,
+	.inbox_read = sq_inbox_read,
 };

@@ -30,6 +30,13 @@
  *   cancel-requested  attempt_id
  *   resolved          decision ("retry", "succeeded", "failed", "cancel"), by, note
  *   stale-outcome     attempt_id, instance, outcome the stale attempt wanted to record
+ *   replayed          fingerprint, payload_size (an enqueue of the same operation and input)
+ *   conflict          fingerprint (stored), offered (the other input's fingerprint)
+ *   effect-begun      attempt_id, name
+ *   effect-done       attempt_id, name, result_size, result_sha256 (never the result)
+ *   effect-skipped    attempt_id, name, done_in (attempt id that completed it)
+ *   effect-uncertain  attempt_id, name, begun_in (attempt id that began it)
+ * `interrupted` also carries `effect` when the attempt had an effect begun, not confirmed.
  * The worker adds through event(): `started` (attempt_id, pid) and `stop-requested`.
  * Every event row also carries task_id, at, attempt and instance columns.
  */
@@ -41,7 +48,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define WQ_SCHEMA_VERSION 1
+#define WQ_SCHEMA_VERSION 3
 
 struct wq__store; /* backend-private connection state */
 
@@ -60,6 +67,33 @@ struct wq__new_task {
 	const char *fingerprint; /* hex: SHA-256 of "v<version>\n" + canonical payload */
 	const char *notify;      /* JSON array of channel strings ("inbox:alice"), or NULL */
 	int64_t now;
+};
+
+/* What enqueue() did. */
+struct wq__enqueued_row {
+	int64_t id;
+	int replayed;                    /* 1: an existing task of the same operation */
+	wq_state state;                  /* of that task; 0 when its row was pruned */
+	char fingerprint[WQ_SHA256_HEX]; /* the stored operation fingerprint */
+};
+
+/* One row of doctor(). */
+enum wq__doctor_kind {
+	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect begun by begun_attempts >= 2 attempts */
+	WQ__DOCTOR_UNCERTAIN,        /* an effect begun by an attempt that is over, not done */
+	WQ__DOCTOR_INTERRUPTED,      /* an interrupted task */
+};
+
+struct wq__doctor_row {
+	enum wq__doctor_kind kind;
+	int64_t task_id;
+	char operation[WQ_KEY_MAX + 1];
+	char effect[WQ_EFFECT_NAME_MAX + 1];  /* effect rows */
+	char effect_state[16];                /* "begun" or "done" */
+	int attempt;                          /* effect rows: the attempt that began it */
+	int begun_attempts;                   /* effect rows */
+	char reason[WQ_REASON_MAX + 1];       /* interrupted rows */
+	char reason_detail[WQ_DETAIL_MAX + 1];
 };
 
 /* One task handed to a worker by claim(). The caller owns the array and each payload. */
@@ -108,6 +142,10 @@ struct wq__outcome {
 	int signal;               /* 0 unless killed by a signal */
 	int64_t retry_at;         /* WQ__FINISH_RETRY only */
 	int64_t now;
+	/* Out, optional (WQ_EFFECT_NAME_MAX + 1 bytes): when the attempt had found an effect
+	 * uncertain, finish() recorded `interrupted` (uncertain-effect) instead of `kind` and
+	 * writes the effect's name here; untouched otherwise. */
+	char *uncertain_out;
 };
 
 /* A registered worker instance. */
@@ -129,6 +167,51 @@ struct wq__resolve {
 	int64_t now;
 };
 
+/* --- outbox (schema v3): deliveries of results and the notification inbox (SPEC §8) --- */
+
+#define WQ__DELIVERY_MAX_ATTEMPTS 8 /* stored at insert; see delivery_finish() */
+
+/* One delivery handed to a worker by delivery_claim(), with the task's metadata the
+ * notification carries (never the result body). */
+struct wq__delivery_claimed {
+	int64_t id;
+	int64_t task_id;
+	char channel[WQ_NAME_MAX + 1];
+	int attempts;   /* this attempt's number: the fencing token */
+	int retry_base; /* attempts when an operator last retried it (0: never); the attempt
+			 * budget of the current round is counted from here */
+	char kind[WQ_KIND_MAX + 1];
+	char operation[WQ_KEY_MAX + 1];
+	wq_state task_state;
+	char outcome[WQ_REASON_MAX + 1];
+	int has_result;
+	int64_t result_size;
+	char result_sha256[WQ_SHA256_HEX];
+};
+
+enum wq__delivery_finish_kind {
+	WQ__DELIVERY_DELIVERED = 1, /* → delivered */
+	WQ__DELIVERY_RETRY,         /* → pending, due at next_at, last_error kept */
+	WQ__DELIVERY_DEAD,          /* → dead, reported to the operators' inbox */
+};
+
+/* The outcome of one delivery attempt, recorded by delivery_finish(). */
+struct wq__delivery_outcome {
+	int64_t id;
+	int attempts;            /* fencing: the attempt number from the claim */
+	const char *instance;    /* fencing: the claiming instance */
+	enum wq__delivery_finish_kind kind;
+	/* DELIVERED through an inbox channel: the recipient. The notification row is
+	 * inserted in the same transaction (unique per delivery: a repeat adds nothing). */
+	const char *inbox;
+	int status;              /* HTTP status or exit status for the event; -1: none */
+	const char *error;       /* RETRY, DEAD: last_error, safe one-line text */
+	int64_t next_at;         /* RETRY */
+	int max_attempts;        /* RETRY, DEAD: the attempt limit that was applied */
+	const char *operators;   /* DEAD: recipient of the report in the inbox */
+	int64_t now;
+};
+
 struct wq__store_methods {
 	int version; /* 1: all methods below are valid */
 	const char *name;
@@ -139,9 +222,15 @@ struct wq__store_methods {
 	wq_rc (*open)(const char *url, unsigned flags, struct wq__store **out, wq_error *err);
 	void (*close)(struct wq__store *s);
 
-	/* Inserts a pending task and its `accepted` event. */
-	wq_rc (*enqueue)(struct wq__store *s, const struct wq__new_task *t, int64_t *id_out,
-			 wq_error *err);
+	/* Inserts a pending task and its `accepted` event. With t->key, first claims the
+	 * operation identity (tenant, scope, kind, key) through the unique index of
+	 * `operations` (INSERT ... ON CONFLICT DO NOTHING, never a read-then-write). When the
+	 * identity exists: the same fingerprint returns its task (out->replayed = 1, a
+	 * `replayed` event when the task row still exists, nothing created); another
+	 * fingerprint records a `conflict` event on its task, commits that, and returns
+	 * WQ_ECONFLICT naming the key. */
+	wq_rc (*enqueue)(struct wq__store *s, const struct wq__new_task *t,
+			 struct wq__enqueued_row *out, wq_error *err);
 
 	wq_rc (*get)(struct wq__store *s, int64_t id, wq_task *out, wq_error *err);
 	/* Tasks by id ascending; *out malloc'd (may be NULL when *n == 0). */
@@ -244,7 +333,100 @@ struct wq__store_methods {
 	/* --- operations, effects, retention, doctor (schema v2; operation.c, effect.c,
 	 *     prune.c, doctor.c) --- */
 
-	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) --- */
+	/* The task of operation (tenant, scope, kind, key); kind NULL means any kind.
+	 * WQ_ENOTFOUND when there is none, or its task row was pruned (the message says
+	 * which); WQ_EINVAL naming the kinds when kind is NULL and several match. */
+	wq_rc (*operation_find)(struct wq__store *s, const char *tenant, const char *scope,
+				const char *kind, const char *key, int64_t *task_id,
+				wq_error *err);
+	/* The attempts of a task by number; *out malloc'd (NULL when *n == 0).
+	 * WQ_ENOTFOUND when there is no such task. */
+	wq_rc (*attempts)(struct wq__store *s, int64_t task_id, wq_attempt **out, size_t *n,
+			  wq_error *err);
+
+	/* The effect journal (SPEC §7). Both are conditional on the task being running with
+	 * `attempt` (WQ_ESTALE naming its state otherwise; nothing changes).
+	 * effect_begin: no entry → one is recorded `begun` by this attempt, WQ_EFFECT_NEW
+	 * (event effect-begun); begun by this attempt → WQ_EFFECT_NEW again, nothing written;
+	 * done → WQ_EFFECT_DONE with *result (malloc'd, NULL when none; event
+	 * effect-skipped); begun by an earlier attempt → WQ_EFFECT_UNCERTAIN: the task's
+	 * uncertain_effect is set, so finish() records this attempt `interrupted`
+	 * (`uncertain-effect`) whatever the handler reports, and the entry counts one more
+	 * attempt that began it (event effect-uncertain, once per attempt).
+	 * effect_done: begun by this attempt → done with `result` (may be NULL; event
+	 * effect-done with its size and SHA-256, never the text); done by this attempt with
+	 * the same result → WQ_OK, nothing written; anything else → WQ_ESTATE saying why. */
+	wq_rc (*effect_begin)(struct wq__store *s, int64_t task_id, int attempt,
+			      const char *name, int64_t now, wq_effect_status *status,
+			      char **result, wq_error *err);
+	wq_rc (*effect_done)(struct wq__store *s, int64_t task_id, int attempt,
+			     const char *name, const char *result, int64_t now, wq_error *err);
+
+	/* Retention, one transaction: terminal tasks finished before task_cutoff are deleted
+	 * (their events, attempts and effects with them), their operation rows kept with the
+	 * task's finished_at; then operation rows whose task row is gone and which finished
+	 * before operation_cutoff are deleted. Operations of existing tasks never go. */
+	wq_rc (*prune)(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
+		       wq_prune_counts *out, wq_error *err);
+	/* What needs a human (doctor.c words it); *out malloc'd, ordered by kind of row,
+	 * then task id. */
+	wq_rc (*doctor)(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
+			wq_error *err);
+
+	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) --- *
+	 *
+	 * finish() of a succeeded task (not `discarded`) inserts one pending delivery per
+	 * channel of the task's notify list (max_attempts WQ__DELIVERY_MAX_ATTEMPTS, due
+	 * now) with a `delivery-queued` event each, in the same transaction. Delivery events
+	 * go on the task's timeline with attempt 0; their detail names delivery_id and
+	 * channel:
+	 *   delivery-queued     delivery_id, channel
+	 *   delivery-attempt    delivery_id, channel, attempt, instance
+	 *   delivered           delivery_id, channel, attempt, status (when known)
+	 *   delivery-failed     delivery_id, channel, attempt, error, retry_at, status
+	 *   dead                delivery_id, channel, attempts, error, status, reported_to
+	 *   delivery-uncertain  delivery_id, channel, attempt, instance, reason (worker-lost,
+	 *                       unrecorded)
+	 *   delivery-retry      delivery_id, channel, by
+	 *   delivery-stale      delivery_id, channel, attempt, instance, outcome */
+
+	/* Batch claim: up to `limit` pending deliveries with next_at <= now, ordered by
+	 * (next_at, id), each moved pending → sending with attempts+1 and instance set by
+	 * one conditional UPDATE (`AND state='pending' AND next_at <= now`; PostgreSQL picks
+	 * FOR UPDATE SKIP LOCKED), only while the instance row exists. A `delivery-attempt`
+	 * event each. *out malloc'd array of *n (0 is fine). */
+	wq_rc (*delivery_claim)(struct wq__store *s, const char *instance, int limit, int64_t now,
+				struct wq__delivery_claimed **out, size_t *n, wq_error *err);
+	/* Records one attempt's outcome, conditional on state='sending' AND attempts AND
+	 * instance. The row's max_attempts becomes o->max_attempts (RETRY, DEAD). DEAD also
+	 * inserts the operators' notification (subject `dead-delivery`, unique per delivery
+	 * and attempt count, so a repeat adds nothing). When the condition finds no row: the
+	 * same outcome already recorded (a retry after a lost COMMIT answer) is WQ_OK;
+	 * anything else records a `delivery-stale` event and returns WQ_ESTALE. */
+	wq_rc (*delivery_finish)(struct wq__store *s, const struct wq__delivery_outcome *o,
+				 wq_error *err);
+	/* Recovery: sending deliveries whose instance is not registered (reason
+	 * `worker-lost`), or that belong to `instance` and are not among held[0..nheld) (a
+	 * claim whose answer was lost, an outcome that could not be recorded: `unrecorded`),
+	 * go back to pending, due now, each with a `delivery-uncertain` event: the receiver
+	 * may or may not have the notification. *count receives how many. */
+	wq_rc (*delivery_recover)(struct wq__store *s, const char *instance,
+				  const int64_t *held, size_t nheld, int64_t now, int *count,
+				  wq_error *err);
+	/* The earliest next_at of a pending delivery, or 0 when there is none. */
+	wq_rc (*delivery_next)(struct wq__store *s, int64_t *due_out, wq_error *err);
+	/* Deliveries by id (state 0 = any); *out malloc'd (NULL when *n == 0). */
+	wq_rc (*delivery_list)(struct wq__store *s, wq_delivery_state state, wq_delivery **out,
+			       size_t *n, wq_error *err);
+	/* dead → pending, due now, a new round of attempts (retry_base = attempts);
+	 * event `delivery-retry`. WQ_ENOTFOUND / WQ_ESTATE naming the current state. */
+	wq_rc (*delivery_retry)(struct wq__store *s, int64_t id, int64_t now, wq_error *err);
+	/* Notifications of `recipient` by id (unread_only: read_at = 0). */
+	wq_rc (*inbox_list)(struct wq__store *s, const char *recipient, int unread_only,
+			    wq_notification **out, size_t *n, wq_error *err);
+	/* Marks a notification read (conditional on read_at = 0; already read is WQ_OK and
+	 * changes nothing). WQ_ENOTFOUND. */
+	wq_rc (*inbox_read)(struct wq__store *s, int64_t id, int64_t now, wq_error *err);
 };
 
 /* The backends compiled in. */

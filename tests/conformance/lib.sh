@@ -66,14 +66,28 @@ json_field() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eva
 state_of() { json_field "$(wq show "$1" --json)" 'd["state"]'; }
 field_of() { json_field "$(wq show "$1" --json)" "d[\"$2\"]"; }
 
-# wait_until SECONDS CMD...: polls CMD (every 20 ms) until it succeeds or the deadline.
+# wait_until SECONDS CMD...: polls CMD until it succeeds or the deadline: every 20 ms for
+# the first second, then every 100 ms (a poll must not starve the processes it waits for).
 wait_until() {
 	limit=$1; shift
 	end=$(( $(date +%s) + limit ))
+	polls=0
 	until "$@" >/dev/null 2>&1; do
 		[ "$(date +%s)" -lt "$end" ] || fail "timed out after ${limit}s waiting for: $*"
-		sleep 0.02
+		polls=$((polls + 1))
+		if [ $polls -lt 50 ]; then sleep 0.02; else sleep 0.1; fi
 	done
+}
+
+# succeeded_count: how many tasks are succeeded (one listing).
+succeeded_count() { wq list --state succeeded --limit 1000000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+# all_succeeded N: N tasks are succeeded. Wait for a cheap sign first (the handlers' own
+# `runs` file reaching N lines), so that the listing runs a few times, not hundreds.
+runs_reached() { [ "$(lines "$T/runs")" -ge "$1" ]; }
+succeeded_is() { [ "$(succeeded_count)" -eq "$1" ]; }
+wait_all_succeeded() {
+	wait_until "$2" runs_reached "$1"
+	wait_until 60 succeeded_is "$1"
 }
 
 state_is() { [ "$(state_of "$1")" = "$2" ]; }

@@ -19,8 +19,7 @@ for p in 1 2 3 4; do
 done
 for p in 1 2 3 4; do eval "wait \$enq$p" || fail "enqueuer $p failed"; done
 
-all_done() { [ "$(wq list --state succeeded --limit 100000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" -eq "$N" ]; }
-wait_until 300 all_done
+wait_all_succeeded "$N" 300
 for h in a b c d; do kill -TERM "$(cat "$T/w$h.pid")"; done
 for h in a b c d; do wait_until 30 eval "! alive $(cat "$T/w$h.pid")"; done
 

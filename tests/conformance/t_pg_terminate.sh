@@ -22,8 +22,7 @@ for round in 5 15 25; do
 		WHERE datname = current_database() AND pid <> pg_backend_pid()" >"$T/terminated.$round"
 	[ "$(cat "$T/terminated.$round")" -ge 2 ] || fail "round $round terminated $(cat "$T/terminated.$round") backends"
 done
-all_done() { [ "$(wq list --state succeeded --limit 1000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" -eq "$N" ]; }
-wait_until 120 all_done
+wait_all_succeeded "$N" 120
 kill -TERM "$(cat "$T/a.pid")" "$(cat "$T/b.pid")"
 expect_eq "$(lines "$T/runs")" "$N" "handler starts"
 expect_eq "$(cut -d' ' -f1 "$T/runs" | sort -u | wc -l | tr -d ' ')" "$N" "distinct tasks run"

@@ -16,9 +16,7 @@ while [ $i -lt $N ]; do
 	i=$((i + 1))
 done
 
-done_count() { wq list --state succeeded --limit 100000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
-all_done() { [ "$(done_count)" -eq "$N" ]; }
-wait_until 180 all_done
+wait_all_succeeded "$N" 180
 kill -TERM "$(cat "$T/a.pid")" "$(cat "$T/b.pid")"
 wait_until 30 eval "! alive $(cat "$T/a.pid") && ! alive $(cat "$T/b.pid")"
 

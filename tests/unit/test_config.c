@@ -126,6 +126,95 @@ static void argv_split(void **state)
 	assert_int_equal(wq__argv_split("a \"b", &argv, &e), WQ_EINVAL);
 }
 
+static void channels(void **state)
+{
+	wq_config *c = parse_ok("[worker]\n"
+				"delivery_concurrency = 2\n"
+				"operators_inbox = oncall\n"
+				"[channel.ops]\n"
+				"url = http://127.0.0.1:8080/hooks/wakeq   # before its type\n"
+				"type = webhook                # HTTP POST\n"
+				"timeout = 2s\n"
+				"max_attempts = 3\n"
+				"retry_backoff = 100ms\n"
+				"[channel.pager]\n"
+				"type = command\n"
+				"command = /usr/local/bin/page-oncall --urgent\n"
+				"[kind.a]\n"
+				"command = /bin/true\n");
+	const struct wq__channel_config *ops = wq__config_channel(c, "ops");
+	const struct wq__channel_config *pager = wq__config_channel(c, "pager");
+	(void)state;
+	assert_int_equal(c->delivery_concurrency, 2);
+	assert_string_equal(wq__config_operators(c), "oncall");
+	assert_int_equal(c->nchannels, 2);
+	assert_non_null(ops);
+	assert_int_equal(ops->type, WQ__CHANNEL_WEBHOOK);
+	assert_string_equal(ops->url, "http://127.0.0.1:8080/hooks/wakeq");
+	assert_null(ops->argv);
+	assert_int_equal(ops->timeout, 2 * WQ__US_PER_S);
+	assert_int_equal(ops->max_attempts, 3);
+	assert_int_equal(ops->retry_backoff, 100 * WQ__US_PER_MS);
+	assert_non_null(pager);
+	assert_int_equal(pager->type, WQ__CHANNEL_COMMAND);
+	assert_string_equal(pager->argv[0], "/usr/local/bin/page-oncall");
+	assert_string_equal(pager->argv[1], "--urgent");
+	assert_null(pager->url);
+	/* defaults */
+	assert_int_equal(pager->timeout, 5 * WQ__US_PER_S);
+	assert_int_equal(pager->max_attempts, 8);
+	assert_int_equal(pager->retry_backoff, 1 * WQ__US_PER_S);
+	assert_null(wq__config_channel(c, "other"));
+	wq_config_free(c);
+
+	c = parse_ok("[kind.a]\ncommand = /bin/true\n");
+	assert_int_equal(c->delivery_concurrency, 4);
+	assert_string_equal(wq__config_operators(c), "operators");
+	assert_int_equal(c->nchannels, 0);
+	wq_config_free(c);
+}
+
+static void channel_errors(void **state)
+{
+	(void)state;
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\nurl = http://h/\n"
+		     "colour = red\n",
+		     "t.ini:6: [channel.ops] unknown key 'colour'");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = smoke\n",
+		     "t.ini:4: type: 'smoke' is not webhook or command");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\nurl = http://h/\n",
+		     "t.ini:3: [channel.ops] has no type");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\n",
+		     "t.ini:3: [channel.ops] is a webhook without a url");
+	expect_error("[kind.a]\ncommand=x\n[channel.p]\ntype = command\n",
+		     "t.ini:3: [channel.p] has no command");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\nurl = ftp://h/x\n",
+		     "t.ini:5: url: 'ftp://h/x' is not an http:// or https:// URL");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\nurl = http://\n",
+		     "t.ini:5: url:");
+	/* a key that does not fit the type, whichever comes first */
+	expect_error("[kind.a]\ncommand=x\n[channel.p]\ntype = command\ncommand = /bin/p\n"
+		     "url = http://h/\n",
+		     "t.ini:6: [channel.p] url: a command channel has no url");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ncommand = /bin/p\nurl = http://h/\n"
+		     "type = webhook\n",
+		     "t.ini:4: [channel.ops] command: a webhook channel has no command");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\nurl = http://h/\n"
+		     "max_attempts = 0\n",
+		     "t.ini:6: max_attempts");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\nurl = http://h/\n"
+		     "timeout = 0s\n",
+		     "t.ini:6: timeout");
+	expect_error("[kind.a]\ncommand=x\n[channel.ops]\ntype = webhook\nurl = http://h/\n"
+		     "[channel.ops]\n",
+		     "t.ini:6: [channel.ops]: section given twice");
+	expect_error("[kind.a]\ncommand=x\n[channel.a b]\ntype = webhook\n", "t.ini:3: [channel.a b]");
+	expect_error("[worker]\noperators_inbox = two words\n[kind.a]\ncommand=x\n",
+		     "t.ini:2: operators_inbox: 'two words'");
+	expect_error("[worker]\ndelivery_concurrency = 0\n[kind.a]\ncommand=x\n",
+		     "t.ini:2: delivery_concurrency");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +222,7 @@ int main(void)
 		cmocka_unit_test(errors_name_the_line),
 		cmocka_unit_test(long_line_is_refused_not_split),
 		cmocka_unit_test(load_missing_file), cmocka_unit_test(argv_split),
+		cmocka_unit_test(channels),	   cmocka_unit_test(channel_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

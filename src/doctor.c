@@ -1,0 +1,69 @@
+/* doctor.c — what needs a human (SPEC §14), as findings of safe evidence: ids, names,
+ * reasons, never payloads or results.
+ *
+ * Not reported: operation records expiring while their task still retries. Retention of
+ * an operation counts from its task's completion and only starts once the task row is
+ * pruned (prune.c), so it cannot happen. */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void finding_of(const struct wq__doctor_row *r, wq_finding *f)
+{
+	memset(f, 0, sizeof *f);
+	f->task_id = r->task_id;
+	wq__strlcpy(f->operation, r->operation, sizeof f->operation);
+	switch (r->kind) {
+	case WQ__DOCTOR_EFFECT_TWICE:
+		wq__strlcpy(f->type, "effect-begun-twice", sizeof f->type);
+		snprintf(f->detail, sizeof f->detail,
+			 "effect %.128s begun by %d attempts (first %" PRId64 ".%d), now %s",
+			 r->effect, r->begun_attempts, r->task_id, r->attempt, r->effect_state);
+		break;
+	case WQ__DOCTOR_UNCERTAIN:
+		wq__strlcpy(f->type, "uncertain-effect", sizeof f->type);
+		snprintf(f->detail, sizeof f->detail,
+			 "effect %.128s begun by attempt %" PRId64 ".%d, never confirmed", r->effect,
+			 r->task_id, r->attempt);
+		break;
+	case WQ__DOCTOR_INTERRUPTED:
+		wq__strlcpy(f->type, "interrupted", sizeof f->type);
+		if (r->reason_detail[0])
+			snprintf(f->detail, sizeof f->detail, "reason %.64s: %.180s", r->reason,
+				 r->reason_detail);
+		else
+			snprintf(f->detail, sizeof f->detail, "reason %.64s",
+				 r->reason[0] ? r->reason : "unknown");
+		break;
+	}
+}
+
+wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err)
+{
+	struct wq__doctor_row *rows = NULL;
+	wq_finding *f = NULL;
+	size_t cnt = 0;
+	wq_rc rc;
+
+	if (!db || !out || !n)
+		return wq__err(err, WQ_EINVAL, "wq_doctor needs a store and out parameters");
+	rc = WQ__STORE(db, doctor, &rows, &cnt, err);
+	if (rc != WQ_OK)
+		return rc;
+	if (cnt) {
+		f = calloc(cnt, sizeof *f);
+		if (!f) {
+			free(rows);
+			return wq__err(err, WQ_ENOMEM, "out of memory (%zu findings)", cnt);
+		}
+		for (size_t i = 0; i < cnt; i++)
+			finding_of(&rows[i], &f[i]);
+	}
+	free(rows);
+	*out = f;
+	*n = cnt;
+	return WQ_OK;
+}
