@@ -229,6 +229,7 @@ enum sql {
 	SQL_RESULT,
 	SQL_TASK_EXISTS,
 	SQL_EVENTS,
+	SQL_CLAIM_PROBE,
 	SQL_CLAIM,
 	SQL_ATTEMPT_INSERT,
 	SQL_ATTEMPT_FINISH,
@@ -328,6 +329,9 @@ static const char *const sql_text[SQL__COUNT] = {
 	[SQL_TASK_EXISTS] = "SELECT 1 FROM tasks WHERE id = ?1",
 	[SQL_EVENTS] = "SELECT id, task_id, at, attempt, type, instance, detail FROM events "
 		       "WHERE task_id = ?1 ORDER BY id",
+	/* read-only: is anything claimable? (no write lock for an idle worker's poll) */
+	[SQL_CLAIM_PROBE] = "SELECT 1 FROM tasks WHERE state = 'pending' AND due_at <= ?1 "
+			    "AND kind IN (SELECT value FROM json_each(?2)) LIMIT 1",
 	[SQL_CLAIM] =
 		"UPDATE tasks SET state = 'running', attempt = attempt + 1, instance = ?1, "
 		"started_at = ?2, updated_at = ?2, cancel_requested = 0, reason = '', "
@@ -1882,6 +1886,35 @@ static void claim_rows_free(struct claim_row *rows, size_t n)
 	free(rows);
 }
 
+/* WQ_OK when a due pending task of these kinds exists, WQ_ENOTFOUND when none. A plain
+ * read: idle workers polling a shared file never queue on the write lock, and a worker
+ * paused between polls holds no lock. The claim itself re-checks everything. */
+static wq_rc claimable(struct wq__store *s, int64_t now, const char *kinds_json,
+		       wq_error *err)
+{
+	sqlite3_stmt *st = NULL;
+	wq_rc rc;
+	int src;
+
+	rc = stmt(s, SQL_CLAIM_PROBE, &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_bind_int64(st, 1, now) != SQLITE_OK || bind_str(st, 2, kinds_json) != SQLITE_OK) {
+		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
+		goto out;
+	}
+	src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		rc = WQ_OK;
+	else if (src == SQLITE_DONE)
+		rc = WQ_ENOTFOUND;
+	else
+		rc = db_fail(s, src, "look for claimable tasks", err);
+out:
+	stmt_done(st);
+	return rc;
+}
+
 static wq_rc sq_claim(struct wq__store *s, const struct wq__claim_req *req,
 		      struct wq__claimed **out, size_t *n, wq_error *err)
 {
@@ -1905,6 +1938,15 @@ static wq_rc sq_claim(struct wq__store *s, const struct wq__claim_req *req,
 	rc = kinds_json(req->kinds, req->nkinds, &kj, err);
 	if (rc)
 		return rc;
+	rc = claimable(s, req->now, kj, err);
+	if (rc != WQ_OK) {
+		free(kj);
+		if (rc != WQ_ENOTFOUND)
+			return rc;
+		*out = NULL;
+		*n = 0;
+		return WQ_OK;
+	}
 	rc = tx_begin_write(s, err);
 	if (rc) {
 		free(kj);
