@@ -142,6 +142,8 @@ int cmd_dead(struct cli *cli, int argc, char **argv);
 int cmd_effect(struct cli *cli, int argc, char **argv);
 int cmd_prune(struct cli *cli, int argc, char **argv);
 int cmd_doctor(struct cli *cli, int argc, char **argv);
+/* cmd_bench.c */
+int cmd_bench(struct cli *cli, int argc, char **argv);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{"resolve", cmd_resolve},   {"timeline", cmd_timeline}, {"worker", cmd_worker},
 	{"effect", cmd_effect},     {"prune", cmd_prune},       {"doctor", cmd_doctor},
 	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
+	{"bench", cmd_bench},
 };
 
 static const struct command *find_command(const char *name)

@@ -60,6 +60,8 @@ static const char usage_text[] =
 	"      mark a notification read\n"
 	"  dead [--json]\n"
 	"      what was given up: dead deliveries\n"
+	"  bench [--tasks N] [--concurrency C] [--handler CMD] [--json]\n"
+	"      throughput on a throwaway store (or --db): enqueue, then claim+run until idle\n"
 	"  help, --help\n"
 	"      this text\n"
 	"  --version\n"

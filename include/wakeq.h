@@ -420,7 +420,7 @@ void wq_config_retention(const wq_config *cfg, wq_prune_opts *out);
 typedef struct wq_worker wq_worker;
 
 typedef struct wq_worker_opts {
-	int until_idle;      /* return once nothing is due or running */
+	int until_idle;      /* return once no task or delivery is due or in flight here */
 	int handle_signals;  /* install SIGTERM/SIGINT handlers (drain, second signal: skip) */
 	const char *host;    /* NULL: $WAKEQ_HOST, else gethostname() */
 	const char *db_url;  /* handed to handlers as WAKEQ_DB; NULL: none */

@@ -41,6 +41,36 @@ static void finding_of(const struct wq__doctor_row *r, wq_finding *f)
 	}
 }
 
+/* Dead deliveries: a stored result whose notification never arrived (SPEC §8, §14). */
+static wq_rc dead_deliveries(wq_db *db, wq_finding **f, size_t *cnt, wq_error *err)
+{
+	wq_delivery *d = NULL;
+	wq_finding *grown;
+	size_t nd = 0;
+	wq_rc rc = wq_delivery_list(db, WQ_DELIVERY_DEAD, &d, &nd, err);
+
+	if (rc != WQ_OK || nd == 0)
+		goto out;
+	grown = realloc(*f, (*cnt + nd) * sizeof(**f));
+	if (!grown) {
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (%zu dead deliveries)", nd);
+		goto out;
+	}
+	*f = grown;
+	for (size_t i = 0; i < nd; i++) {
+		wq_finding *x = &(*f)[(*cnt)++];
+		memset(x, 0, sizeof(*x));
+		wq__strlcpy(x->type, "dead-delivery", sizeof(x->type));
+		x->task_id = d[i].task_id;
+		x->delivery_id = d[i].id;
+		snprintf(x->detail, sizeof(x->detail), "channel %s, %d attempts, last error: %s",
+			 d[i].channel, d[i].attempts, d[i].last_error[0] ? d[i].last_error : "-");
+	}
+out:
+	wq_free(d);
+	return rc;
+}
+
 wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err)
 {
 	struct wq__doctor_row *rows = NULL;
@@ -63,6 +93,11 @@ wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err)
 			finding_of(&rows[i], &f[i]);
 	}
 	free(rows);
+	rc = dead_deliveries(db, &f, &cnt, err);
+	if (rc != WQ_OK) {
+		free(f);
+		return rc;
+	}
 	*out = f;
 	*n = cnt;
 	return WQ_OK;

@@ -39,6 +39,8 @@ ds = json.load(sys.stdin)["deliveries"]
 assert [d["id"] for d in ds] == [int(sys.argv[1])], ds' "$did" || fail "wakeq dead --json"
 wq dead | grep -q "webhook:ops" || fail "wakeq dead does not list it"
 expect_eq "$(event_count "$id" dead)" 1 "dead events"
+expect_exit 1 wq doctor
+grep -q "dead-delivery.*delivery $did" "$T/last.out" || fail "doctor does not report the dead delivery: $(cat "$T/last.out")"
 
 # dead stays dead: no more attempts, no second report
 run_worker "$T/w.ini"
