@@ -108,7 +108,7 @@ int cmd_bench(struct cli *cli, int argc, char **argv)
 {
 	const char *tasks = NULL, *conc = NULL, *pos[1], *url;
 	struct bench b = {.tasks = 2000, .concurrency = 8, .handler = "/bin/true"};
-	char dir[] = "/tmp/wakeq-bench.XXXXXX", path[64];
+	char dir[256], path[300];
 	int json = 0, npos, ex, tmp = 0;
 	const struct cli_opt opts[] = {
 		CLI_VALUE("--tasks", &tasks),	CLI_VALUE("--concurrency", &conc),
@@ -125,6 +125,13 @@ int cmd_bench(struct cli *cli, int argc, char **argv)
 	/* A store of its own unless --db names one: a benchmark must not touch real work. */
 	url = cli->db_opt;
 	if (!url) {
+		const char *tmpdir = getenv("TMPDIR");
+		size_t l;
+
+		snprintf(dir, sizeof dir - 7, "%s/wakeq-bench.", tmpdir && *tmpdir ? tmpdir : "/tmp");
+		l = strlen(dir);
+		memset(dir + l, 'X', 6); /* mkdtemp's template: six characters it replaces */
+		dir[l + 6] = '\0';
 		if (!mkdtemp(dir))
 			return cli_errorf(CLI_EXIT_ERROR, "bench: cannot create a temporary directory");
 		snprintf(path, sizeof path, "%s/bench.db", dir);
@@ -144,7 +151,7 @@ cleanup:
 	if (tmp) {
 		const char *suffix[] = {"", "-wal", "-shm"};
 		for (size_t i = 0; i < 3; i++) {
-			char f[96];
+			char f[320];
 			snprintf(f, sizeof f, "%s%s", path, suffix[i]);
 			unlink(f);
 		}
