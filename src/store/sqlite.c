@@ -15,6 +15,7 @@
  * its error message, never to decide a write on its own.
  */
 #include "internal.h"
+#include "evidence.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,8 +28,6 @@
 #include <sys/stat.h>
 
 #define BUSY_TIMEOUT_MS 10000
-/* wq_event.detail holds a detail of at most this many bytes (plus the NUL). */
-#define DETAIL_MAX (sizeof(((wq_event *)0)->detail) - 1)
 #define NOTE_MAX 200
 #define LIST_LIMIT_DEFAULT 100
 
@@ -707,142 +706,6 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size)
 
 /* ------------------------------------------------------------------ event details ---- */
 
-/* Length of the valid UTF-8 sequence at p (at most `avail` bytes), or 0 if invalid.
- * Follows RFC 3629 (no overlongs, no surrogates, nothing above U+10FFFF), which is what
- * jansson accepts. */
-static size_t utf8_seq(const unsigned char *p, size_t avail)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-		len = 3;
-	else if (c >= 0xF0 && c <= 0xF4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xE0)
-		lo = 0xA0;
-	else if (c == 0xED)
-		hi = 0x9F;
-	else if (c == 0xF0)
-		lo = 0x90;
-	else if (c == 0xF4)
-		hi = 0x8F;
-	if (len > avail)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if (p[i] < lo || p[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	return len;
-}
-
-/* A copy of text with every invalid UTF-8 byte replaced by '?', cut to at most `max`
- * bytes on a character boundary. NULL only when out of memory. */
-static char *utf8_clean(const char *text, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)text;
-	size_t len = strlen(text), i = 0, o = 0, n;
-	char *out = malloc((len < max ? len : max) + 1);
-
-	if (!out)
-		return NULL;
-	while (i < len) {
-		n = utf8_seq(p + i, len - i);
-		if (o + (n ? n : 1) > max)
-			break;
-		if (n) {
-			memcpy(out + o, p + i, n);
-			o += n;
-			i += n;
-		} else {
-			out[o++] = '?';
-			i++;
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
-
-/* Sets key to a JSON string made safe from text (cut to max bytes). 0 or -1 (no memory). */
-static int jset_str(json_t *obj, const char *key, const char *text, size_t max)
-{
-	char *clean = utf8_clean(nz(text), max);
-	int rc;
-
-	if (!clean)
-		return -1;
-	rc = json_object_set_new(obj, key, json_string(clean));
-	free(clean);
-	return rc;
-}
-
-static int jset_int(json_t *obj, const char *key, json_int_t v)
-{
-	return json_object_set_new(obj, key, json_integer(v));
-}
-
-/* Times in event details are RFC 3339, like every time wakeq shows. */
-static int jset_time(json_t *obj, const char *key, int64_t us)
-{
-	char buf[WQ_TIME_BUFSZ];
-
-	return json_object_set_new(obj, key, json_string(wq_time_format(us, buf)));
-}
-
-static int jset_attempt(json_t *obj, int64_t task_id, int attempt)
-{
-	char id[48];
-
-	snprintf(id, sizeof(id), "%" PRId64 ".%d", task_id, attempt);
-	return json_object_set_new(obj, "attempt_id", json_string(id));
-}
-
-/* The detail text of obj, at most DETAIL_MAX bytes so it survives wq_event intact: when
- * longer, the free-text fields (operator note first) are cut, never the structure.
- * malloc'd; NULL only when out of memory. */
-static char *detail_text(json_t *obj)
-{
-	static const char *const cuttable[] = {"note", "reason_detail", "instance", "reason",
-					       "by"};
-	char *text, *shorter;
-	const char *val;
-	size_t len, over, vlen, i;
-
-	for (;;) {
-		text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-		if (!text)
-			return NULL;
-		len = strlen(text);
-		if (len <= DETAIL_MAX)
-			return text;
-		free(text);
-		over = len - DETAIL_MAX;
-		for (i = 0; i < WQ__ARRAY_LEN(cuttable); i++) {
-			val = json_string_value(json_object_get(obj, cuttable[i]));
-			if (val && (vlen = strlen(val)) > 0)
-				break;
-		}
-		if (i == WQ__ARRAY_LEN(cuttable))
-			return xstrdup("{\"truncated\":true}");
-		shorter = utf8_clean(val, vlen > over ? vlen - over : 0);
-		if (!shorter)
-			return NULL;
-		if (json_object_set_new(obj, cuttable[i], json_string(shorter))) {
-			free(shorter);
-			return NULL;
-		}
-		free(shorter);
-	}
-}
-
 /* Appends one event. `detail` (may be NULL for "{}") is consumed. */
 static wq_rc event_insert(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 			  const char *type, const char *instance, json_t *detail, wq_error *err)
@@ -855,7 +718,7 @@ static wq_rc event_insert(struct wq__store *s, int64_t task_id, int64_t at, int 
 	rc = stmt(s, SQL_EVENT_INSERT, &st, err);
 	if (rc)
 		goto out;
-	text = detail ? detail_text(detail) : xstrdup("{}");
+	text = detail ? wq__detail_text(detail) : xstrdup("{}");
 	if (!text) {
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (event %s of task %" PRId64 ")", type,
 			     task_id);
@@ -874,22 +737,6 @@ out:
 	free(text);
 	json_decref(detail);
 	return rc;
-}
-
-/* A JSON object, or NULL with err set. */
-static json_t *jobj(wq_error *err)
-{
-	json_t *o = json_object();
-
-	if (!o)
-		wq__err(err, WQ_ENOMEM, "out of memory (event detail)");
-	return o;
-}
-
-static wq_rc jfail(json_t *o, wq_error *err)
-{
-	json_decref(o);
-	return wq__err(err, WQ_ENOMEM, "out of memory (event detail)");
 }
 
 /* A JSON array of the kinds, as text for json_each(). *out is malloc'd. */
@@ -1658,15 +1505,15 @@ static wq_rc enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
 
 	same = strcmp(stored, t->fingerprint) == 0;
 	if (state) {
-		if (!(d = jobj(err))) {
+		if (!(d = wq__jobj(err))) {
 			rc = WQ_ENOMEM;
 			goto fail;
 		}
-		if (jset_str(d, "fingerprint", stored, WQ_SHA256_HEX - 1) ||
-		    (same ? jset_int(d, "payload_size", (json_int_t)t->payload_len)
-			  : jset_str(d, "offered", t->fingerprint, WQ_SHA256_HEX - 1) ||
-				    jset_int(d, "offered_payload_version", t->payload_version))) {
-			rc = jfail(d, err);
+		if (wq__jset_str(d, "fingerprint", stored, WQ_SHA256_HEX - 1) ||
+		    (same ? wq__jset_int(d, "payload_size", (json_int_t)t->payload_len)
+			  : wq__jset_str(d, "offered", t->fingerprint, WQ_SHA256_HEX - 1) ||
+				    wq__jset_int(d, "offered_payload_version", t->payload_version))) {
+			rc = wq__jfail(d, err);
 			goto fail;
 		}
 		rc = event_insert(s, task_id, t->now, 0, same ? "replayed" : "conflict", "", d,
@@ -1783,19 +1630,19 @@ static wq_rc sq_enqueue(struct wq__store *s, const struct wq__new_task *t,
 			goto fail;
 	}
 
-	if (!(d = jobj(err))) {
+	if (!(d = wq__jobj(err))) {
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
-	if (jset_str(d, "kind", t->kind, WQ_KIND_MAX) || jset_int(d, "priority", t->priority) ||
-	    jset_time(d, "due_at", t->due_at) ||
-	    jset_int(d, "payload_size", (json_int_t)t->payload_len) ||
-	    jset_str(d, "payload_sha256", t->payload_sha256, WQ_SHA256_HEX - 1) ||
-	    jset_int(d, "payload_version", t->payload_version) ||
-	    jset_int(d, "max_attempts", t->max_attempts) ||
-	    jset_str(d, "fingerprint", t->fingerprint, WQ_SHA256_HEX - 1) ||
+	if (wq__jset_str(d, "kind", t->kind, WQ_KIND_MAX) || wq__jset_int(d, "priority", t->priority) ||
+	    wq__jset_time(d, "due_at", t->due_at) ||
+	    wq__jset_int(d, "payload_size", (json_int_t)t->payload_len) ||
+	    wq__jset_str(d, "payload_sha256", t->payload_sha256, WQ_SHA256_HEX - 1) ||
+	    wq__jset_int(d, "payload_version", t->payload_version) ||
+	    wq__jset_int(d, "max_attempts", t->max_attempts) ||
+	    wq__jset_str(d, "fingerprint", t->fingerprint, WQ_SHA256_HEX - 1) ||
 	    json_object_set_new(d, "keyed", json_boolean(t->key != NULL))) {
-		rc = jfail(d, err);
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, id, t->now, 0, "accepted", "", d, err);
@@ -2001,13 +1848,13 @@ static wq_rc sq_claim(struct wq__store *s, const struct wq__claim_req *req,
 		rc = attempt_insert(s, r->c.id, r->c.attempt, req->instance, req->now, err);
 		if (rc)
 			goto fail;
-		if (!(d = jobj(err))) {
+		if (!(d = wq__jobj(err))) {
 			rc = WQ_ENOMEM;
 			goto fail;
 		}
-		if (jset_attempt(d, r->c.id, r->c.attempt) ||
-		    jset_str(d, "instance", req->instance, WQ_NAME_MAX)) {
-			rc = jfail(d, err);
+		if (wq__jset_attempt(d, r->c.id, r->c.attempt) ||
+		    wq__jset_str(d, "instance", req->instance, WQ_NAME_MAX)) {
+			rc = wq__jfail(d, err);
 			goto fail;
 		}
 		rc = event_insert(s, r->c.id, req->now, r->c.attempt, "claimed", req->instance,
@@ -2203,45 +2050,45 @@ static const char *finish_name(enum wq__finish_kind k)
 /* The event that records outcome o. NULL with err set when out of memory. */
 static json_t *finish_detail(const struct wq__outcome *o, const char **type, wq_error *err)
 {
-	json_t *d = jobj(err);
+	json_t *d = wq__jobj(err);
 	int bad;
 
 	if (!d)
 		return NULL;
-	bad = jset_attempt(d, o->task_id, o->attempt);
+	bad = wq__jset_attempt(d, o->task_id, o->attempt);
 	switch (o->kind) {
 	case WQ__FINISH_SUCCEEDED:
 		*type = "succeeded";
-		bad |= jset_int(d, "result_size", o->result ? (json_int_t)o->result_len : 0);
+		bad |= wq__jset_int(d, "result_size", o->result ? (json_int_t)o->result_len : 0);
 		if (o->result)
-			bad |= jset_str(d, "result_sha256", o->result_sha256, WQ_SHA256_HEX - 1);
+			bad |= wq__jset_str(d, "result_sha256", o->result_sha256, WQ_SHA256_HEX - 1);
 		if (o->outcome && *o->outcome)
-			bad |= jset_str(d, "outcome", o->outcome, WQ_REASON_MAX);
+			bad |= wq__jset_str(d, "outcome", o->outcome, WQ_REASON_MAX);
 		break;
 	case WQ__FINISH_RETRY:
 		*type = "retry-scheduled";
-		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
-		bad |= jset_int(d, "exit_status", o->exit_status);
-		bad |= jset_time(d, "retry_at", o->retry_at);
+		bad |= wq__jset_str(d, "reason", o->reason, WQ_REASON_MAX);
+		bad |= wq__jset_int(d, "exit_status", o->exit_status);
+		bad |= wq__jset_time(d, "retry_at", o->retry_at);
 		break;
 	case WQ__FINISH_FAILED:
 		*type = "failed";
-		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
-		bad |= jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
-		bad |= jset_int(d, "exit_status", o->exit_status);
+		bad |= wq__jset_str(d, "reason", o->reason, WQ_REASON_MAX);
+		bad |= wq__jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
+		bad |= wq__jset_int(d, "exit_status", o->exit_status);
 		break;
 	case WQ__FINISH_INTERRUPTED:
 		*type = "interrupted";
-		bad |= jset_str(d, "reason", o->reason, WQ_REASON_MAX);
-		bad |= jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
-		bad |= jset_int(d, "signal", o->signal);
+		bad |= wq__jset_str(d, "reason", o->reason, WQ_REASON_MAX);
+		bad |= wq__jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
+		bad |= wq__jset_int(d, "signal", o->signal);
 		break;
 	case WQ__FINISH_CANCELLED:
 		*type = "cancelled";
 		break;
 	}
 	if (bad) {
-		jfail(d, err);
+		wq__jfail(d, err);
 		return NULL;
 	}
 	return d;
@@ -2278,14 +2125,14 @@ static wq_rc finish_stale(struct wq__store *s, const struct wq__outcome *o, wq_e
 	if (rc)
 		goto fail;
 
-	if (!(d = jobj(err))) {
+	if (!(d = wq__jobj(err))) {
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
-	if (jset_attempt(d, o->task_id, o->attempt) ||
-	    jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
-	    jset_str(d, "outcome", finish_name(o->kind), WQ_REASON_MAX)) {
-		rc = jfail(d, err);
+	if (wq__jset_attempt(d, o->task_id, o->attempt) ||
+	    wq__jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
+	    wq__jset_str(d, "outcome", finish_name(o->kind), WQ_REASON_MAX)) {
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, o->task_id, o->now, o->attempt, "stale-outcome", o->instance, d,
@@ -2400,10 +2247,10 @@ static wq_rc sq_finish(struct wq__store *s, const struct wq__outcome *o, wq_erro
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
-	if ((oe.name[0] && jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)) ||
+	if ((oe.name[0] && wq__jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)) ||
 	    (reported != o->kind &&
-	     jset_str(d, "handler_outcome", finish_name(reported), WQ_REASON_MAX))) {
-		rc = jfail(d, err);
+	     wq__jset_str(d, "handler_outcome", finish_name(reported), WQ_REASON_MAX))) {
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, o->task_id, o->now, o->attempt, type, o->instance, d, err);
@@ -2532,12 +2379,12 @@ static wq_rc sq_cancel(struct wq__store *s, int64_t id, int64_t now, wq_state *s
 		rc = transition(s, st, id, "running", err);
 		if (rc)
 			goto fail;
-		if (!(d = jobj(err))) {
+		if (!(d = wq__jobj(err))) {
 			rc = WQ_ENOMEM;
 			goto fail;
 		}
-		if (jset_attempt(d, id, ts.attempt)) {
-			rc = jfail(d, err);
+		if (wq__jset_attempt(d, id, ts.attempt)) {
+			rc = wq__jfail(d, err);
 			goto fail;
 		}
 		rc = event_insert(s, id, now, ts.attempt, "cancel-requested", ts.instance, d, err);
@@ -2615,14 +2462,14 @@ static wq_rc sq_resolve(struct wq__store *s, const struct wq__resolve *r, wq_err
 	if (rc)
 		goto fail;
 
-	if (!(d = jobj(err))) {
+	if (!(d = wq__jobj(err))) {
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
-	if (jset_str(d, "decision", decision, WQ_REASON_MAX) ||
-	    jset_str(d, "by", r->by ? r->by : "operator", WQ_REASON_MAX) ||
-	    (r->note && jset_str(d, "note", r->note, NOTE_MAX))) {
-		rc = jfail(d, err);
+	if (wq__jset_str(d, "decision", decision, WQ_REASON_MAX) ||
+	    wq__jset_str(d, "by", r->by ? r->by : "operator", WQ_REASON_MAX) ||
+	    (r->note && wq__jset_str(d, "note", r->note, NOTE_MAX))) {
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, r->task_id, r->now, ts.attempt, "resolved", "", d, err);
@@ -2648,9 +2495,9 @@ static wq_rc sq_event(struct wq__store *s, int64_t task_id, int attempt, const c
 		return wq__err(err, WQ_EINVAL, "event type '%s' is empty or too long", nz(type));
 	if (!detail)
 		detail = "{}";
-	if (strlen(detail) > DETAIL_MAX)
+	if (strlen(detail) > WQ__DETAIL_MAX)
 		return wq__err(err, WQ_EINVAL, "event %s: detail is longer than %zu bytes", type,
-			       DETAIL_MAX);
+			       WQ__DETAIL_MAX);
 	parsed = json_loads(detail, 0, NULL);
 	b = json_is_object(parsed);
 	json_decref(parsed);
@@ -2820,15 +2667,15 @@ static wq_rc interrupt_rows(struct wq__store *s, sqlite3_stmt *st, const char *r
 			rc = set_reason_detail(s, r->id, r->attempt, oe.note, err);
 		if (rc)
 			goto out;
-		if (!(d = jobj(err))) {
+		if (!(d = wq__jobj(err))) {
 			rc = WQ_ENOMEM;
 			goto out;
 		}
-		if (jset_attempt(d, r->id, r->attempt) ||
-		    jset_str(d, "reason", reason, WQ_REASON_MAX) ||
-		    (oe.name[0] && (jset_str(d, "reason_detail", oe.note, WQ_DETAIL_MAX) ||
-				    jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)))) {
-			rc = jfail(d, err);
+		if (wq__jset_attempt(d, r->id, r->attempt) ||
+		    wq__jset_str(d, "reason", reason, WQ_REASON_MAX) ||
+		    (oe.name[0] && (wq__jset_str(d, "reason_detail", oe.note, WQ_DETAIL_MAX) ||
+				    wq__jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)))) {
+			rc = wq__jfail(d, err);
 			goto out;
 		}
 		rc = event_insert(s, r->id, now, r->attempt, "interrupted", r->instance, d, err);
@@ -3158,18 +3005,18 @@ static wq_rc effect_event(struct wq__store *s, int64_t task_id, int attempt, con
 			  const char *name, const char *key, int other, json_t *extra,
 			  int64_t now, wq_error *err)
 {
-	json_t *d = extra ? extra : jobj(err);
+	json_t *d = extra ? extra : wq__jobj(err);
 
 	if (!d)
 		return WQ_ENOMEM;
-	if (jset_attempt(d, task_id, attempt) || jset_str(d, "name", name, WQ_EFFECT_NAME_MAX))
-		return jfail(d, err);
+	if (wq__jset_attempt(d, task_id, attempt) || wq__jset_str(d, "name", name, WQ_EFFECT_NAME_MAX))
+		return wq__jfail(d, err);
 	if (key && other > 0) {
 		char id[48];
 
 		snprintf(id, sizeof(id), "%" PRId64 ".%d", task_id, other);
-		if (jset_str(d, key, id, sizeof(id)))
-			return jfail(d, err);
+		if (wq__jset_str(d, key, id, sizeof(id)))
+			return wq__jfail(d, err);
 	}
 	return event_insert(s, task_id, now, attempt, type, "", d, err);
 }
@@ -3296,14 +3143,14 @@ static wq_rc sq_effect_done(struct wq__store *s, int64_t task_id, int attempt,
 		tx_rollback(s);
 		return rc;
 	}
-	if (!(d = jobj(err))) {
+	if (!(d = wq__jobj(err))) {
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
 	wq__sha256_hex(result ? result : "", result ? strlen(result) : 0, sha);
-	if (jset_int(d, "result_size", result ? (json_int_t)strlen(result) : 0) ||
-	    (result && jset_str(d, "result_sha256", sha, WQ_SHA256_HEX - 1))) {
-		rc = jfail(d, err);
+	if (wq__jset_int(d, "result_size", result ? (json_int_t)strlen(result) : 0) ||
+	    (result && wq__jset_str(d, "result_sha256", sha, WQ_SHA256_HEX - 1))) {
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = effect_event(s, task_id, attempt, "effect-done", name, NULL, 0, d, now, err);
@@ -3472,10 +3319,10 @@ static int delivery_claimed_cmp(const void *a, const void *b)
  * with err set when out of memory. */
 static json_t *delivery_detail(int64_t id, const char *channel, wq_error *err)
 {
-	json_t *d = jobj(err);
+	json_t *d = wq__jobj(err);
 
-	if (d && (jset_int(d, "delivery_id", id) || jset_str(d, "channel", channel, WQ_NAME_MAX))) {
-		jfail(d, err);
+	if (d && (wq__jset_int(d, "delivery_id", id) || wq__jset_str(d, "channel", channel, WQ_NAME_MAX))) {
+		wq__jfail(d, err);
 		return NULL;
 	}
 	return d;
@@ -3642,9 +3489,9 @@ static wq_rc sq_delivery_claim(struct wq__store *s, const char *instance, int li
 			rc = WQ_ENOMEM;
 			goto fail;
 		}
-		if (jset_int(d, "attempt", c->attempts) ||
-		    jset_str(d, "instance", instance, WQ_NAME_MAX)) {
-			rc = jfail(d, err);
+		if (wq__jset_int(d, "attempt", c->attempts) ||
+		    wq__jset_str(d, "instance", instance, WQ_NAME_MAX)) {
+			rc = wq__jfail(d, err);
 			goto fail;
 		}
 		rc = event_insert(s, c->task_id, now, 0, "delivery-attempt", instance, d, err);
@@ -3714,10 +3561,10 @@ static wq_rc delivery_stale(struct wq__store *s, const struct wq__delivery_outco
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
-	if (jset_int(d, "attempt", o->attempts) ||
-	    jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
-	    jset_str(d, "outcome", want, WQ_REASON_MAX)) {
-		rc = jfail(d, err);
+	if (wq__jset_int(d, "attempt", o->attempts) ||
+	    wq__jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
+	    wq__jset_str(d, "outcome", want, WQ_REASON_MAX)) {
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, task_id, o->now, 0, "delivery-stale", o->instance, d, err);
@@ -3826,30 +3673,30 @@ static wq_rc sq_delivery_finish(struct wq__store *s, const struct wq__delivery_o
 	switch (o->kind) {
 	case WQ__DELIVERY_DELIVERED:
 		type = "delivered";
-		b = jset_int(d, "attempt", o->attempts);
+		b = wq__jset_int(d, "attempt", o->attempts);
 		if (o->status >= 0)
-			b |= jset_int(d, "status", o->status);
+			b |= wq__jset_int(d, "status", o->status);
 		break;
 	case WQ__DELIVERY_RETRY:
 		type = "delivery-failed";
-		b = jset_int(d, "attempt", o->attempts) ||
-		    jset_str(d, "error", o->error, WQ_DETAIL_MAX) ||
-		    jset_time(d, "retry_at", o->next_at) ||
-		    (o->status >= 0 && jset_int(d, "status", o->status));
+		b = wq__jset_int(d, "attempt", o->attempts) ||
+		    wq__jset_str(d, "error", o->error, WQ_DETAIL_MAX) ||
+		    wq__jset_time(d, "retry_at", o->next_at) ||
+		    (o->status >= 0 && wq__jset_int(d, "status", o->status));
 		break;
 	default:
 		type = "dead";
-		b = jset_int(d, "attempts", o->attempts) ||
-		    jset_str(d, "error", o->error, WQ_DETAIL_MAX) ||
-		    (o->status >= 0 && jset_int(d, "status", o->status));
+		b = wq__jset_int(d, "attempts", o->attempts) ||
+		    wq__jset_str(d, "error", o->error, WQ_DETAIL_MAX) ||
+		    (o->status >= 0 && wq__jset_int(d, "status", o->status));
 		if (o->operators) {
 			snprintf(key, sizeof(key), "inbox:%.50s", o->operators);
-			b |= jset_str(d, "reported_to", key, WQ_NAME_MAX);
+			b |= wq__jset_str(d, "reported_to", key, WQ_NAME_MAX);
 		}
 		break;
 	}
 	if (b) {
-		rc = jfail(d, err);
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, task_id, o->now, 0, type, o->instance, d, err);
@@ -3953,13 +3800,13 @@ static wq_rc sq_delivery_recover(struct wq__store *s, const char *instance,
 			rc = WQ_ENOMEM;
 			goto fail;
 		}
-		if (jset_int(d, "attempt", r->attempts) ||
-		    jset_str(d, "instance", r->instance, WQ_NAME_MAX) ||
-		    jset_str(d, "reason",
+		if (wq__jset_int(d, "attempt", r->attempts) ||
+		    wq__jset_str(d, "instance", r->instance, WQ_NAME_MAX) ||
+		    wq__jset_str(d, "reason",
 			     instance && strcmp(r->instance, nz(instance)) == 0 ? "unrecorded"
 										 : "worker-lost",
 			     WQ_REASON_MAX)) {
-			rc = jfail(d, err);
+			rc = wq__jfail(d, err);
 			goto fail;
 		}
 		rc = event_insert(s, r->task_id, now, 0, "delivery-uncertain", r->instance, d, err);
@@ -4118,8 +3965,8 @@ static wq_rc sq_delivery_retry(struct wq__store *s, int64_t id, int64_t now, wq_
 		rc = WQ_ENOMEM;
 		goto fail;
 	}
-	if (jset_str(d, "by", "operator", WQ_REASON_MAX)) {
-		rc = jfail(d, err);
+	if (wq__jset_str(d, "by", "operator", WQ_REASON_MAX)) {
+		rc = wq__jfail(d, err);
 		goto fail;
 	}
 	rc = event_insert(s, task_id, now, 0, "delivery-retry", "", d, err);

@@ -25,7 +25,7 @@ for p in 1 2 3 4; do
 done
 for p in 1 2 3 4; do eval "wait \$enq$p" || fail "enqueuer $p failed"; done
 
-wait_all_succeeded "$N" 300
+wait_all_succeeded "$N" 600
 for h in a b c d; do kill -TERM "$(cat "$T/w$h.pid")"; done
 for h in a b c d; do wait_until 30 eval "! alive $(cat "$T/w$h.pid")"; done
 
