@@ -1239,10 +1239,15 @@ static wq_rc task_exists(struct wq__store *s, int64_t id, wq_error *err)
 	return rc;
 }
 
-static wq_rc sq_events(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
-		       wq_error *err)
+/* Reads the rows statement `id` returns for one existing task (WQ_ENOTFOUND otherwise),
+ * in one read transaction, into a malloc'd array of `size`-byte elements, each zeroed
+ * and then filled by fill(). `what` names the rows in messages. *out is NULL when *n is 0. */
+typedef void (*row_fill_fn)(sqlite3_stmt *st, void *elem, int64_t task_id);
+
+static wq_rc task_rows(struct wq__store *s, enum sql id, int64_t task_id, size_t size,
+		       row_fill_fn fill, const char *what, void **out, size_t *n, wq_error *err)
 {
-	wq_event *arr = NULL, *e;
+	char *arr = NULL;
 	size_t cnt = 0, cap = 0;
 	sqlite3_stmt *st = NULL;
 	wq_rc rc;
@@ -1254,7 +1259,7 @@ static wq_rc sq_events(struct wq__store *s, int64_t task_id, wq_event **out, siz
 	rc = task_exists(s, task_id, err);
 	if (rc)
 		goto out;
-	rc = stmt(s, SQL_EVENTS, &st, err);
+	rc = stmt(s, id, &st, err);
 	if (rc)
 		goto out;
 	if (sqlite3_bind_int64(st, 1, task_id) != SQLITE_OK) {
@@ -1262,23 +1267,17 @@ static wq_rc sq_events(struct wq__store *s, int64_t task_id, wq_event **out, siz
 		goto out;
 	}
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
-			rc = wq__err(err, WQ_ENOMEM, "out of memory (timeline of task %" PRId64 ")",
+		if (grow((void **)&arr, &cap, cnt, size)) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (%s of task %" PRId64 ")", what,
 				     task_id);
 			goto out;
 		}
-		e = &arr[cnt++];
-		memset(e, 0, sizeof(*e));
-		e->id = sqlite3_column_int64(st, 0);
-		e->task_id = sqlite3_column_int64(st, 1);
-		e->at = sqlite3_column_int64(st, 2);
-		e->attempt = sqlite3_column_int(st, 3);
-		col_str(st, 4, e->type, sizeof(e->type));
-		col_str(st, 5, e->instance, sizeof(e->instance));
-		col_str(st, 6, e->detail, sizeof(e->detail));
+		memset(arr + cnt * size, 0, size);
+		fill(st, arr + cnt * size, task_id);
+		cnt++;
 	}
 	if (src != SQLITE_DONE) {
-		rc = db_fail(s, src, "read timeline", err);
+		rc = db_fail(s, src, what, err);
 		goto out;
 	}
 	stmt_done(st);
@@ -1298,6 +1297,27 @@ out:
 	tx_rollback(s);
 	free(arr);
 	return rc;
+}
+
+static void fill_event(sqlite3_stmt *st, void *elem, int64_t task_id)
+{
+	wq_event *e = elem;
+
+	(void)task_id;
+	e->id = sqlite3_column_int64(st, 0);
+	e->task_id = sqlite3_column_int64(st, 1);
+	e->at = sqlite3_column_int64(st, 2);
+	e->attempt = sqlite3_column_int(st, 3);
+	col_str(st, 4, e->type, sizeof(e->type));
+	col_str(st, 5, e->instance, sizeof(e->instance));
+	col_str(st, 6, e->detail, sizeof(e->detail));
+}
+
+static wq_rc sq_events(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
+		       wq_error *err)
+{
+	return task_rows(s, SQL_EVENTS, task_id, sizeof(**out), fill_event, "timeline",
+			 (void **)out, n, err);
 }
 
 /* Runs a query of one int64 column into a malloc'd array. */
@@ -2833,68 +2853,25 @@ static wq_rc sq_operation_find(struct wq__store *s, const char *tenant, const ch
 	return WQ_OK;
 }
 
+static void fill_attempt(sqlite3_stmt *st, void *elem, int64_t task_id)
+{
+	wq_attempt *a = elem;
+
+	a->task_id = task_id;
+	a->attempt = sqlite3_column_int(st, 0);
+	col_str(st, 1, a->instance, sizeof(a->instance));
+	a->started_at = sqlite3_column_int64(st, 2);
+	a->finished_at = sqlite3_column_int64(st, 3);
+	col_str(st, 4, a->outcome, sizeof(a->outcome));
+	col_str(st, 5, a->reason, sizeof(a->reason));
+	a->exit_status = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6);
+}
+
 static wq_rc sq_attempts(struct wq__store *s, int64_t task_id, wq_attempt **out, size_t *n,
 			 wq_error *err)
 {
-	wq_attempt *arr = NULL, *a;
-	size_t cnt = 0, cap = 0;
-	sqlite3_stmt *st = NULL;
-	wq_rc rc;
-	int src;
-
-	rc = tx_begin_read(s, err);
-	if (rc)
-		return rc;
-	rc = task_exists(s, task_id, err);
-	if (rc)
-		goto out;
-	rc = stmt(s, SQL_ATTEMPTS, &st, err);
-	if (rc)
-		goto out;
-	if (sqlite3_bind_int64(st, 1, task_id) != SQLITE_OK) {
-		rc = db_fail(s, sqlite3_errcode(s->db), "bind", err);
-		goto out;
-	}
-	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&arr, &cap, cnt, sizeof(*arr))) {
-			rc = wq__err(err, WQ_ENOMEM, "out of memory (attempts of task %" PRId64 ")",
-				     task_id);
-			goto out;
-		}
-		a = &arr[cnt++];
-		memset(a, 0, sizeof(*a));
-		a->task_id = task_id;
-		a->attempt = sqlite3_column_int(st, 0);
-		col_str(st, 1, a->instance, sizeof(a->instance));
-		a->started_at = sqlite3_column_int64(st, 2);
-		a->finished_at = sqlite3_column_int64(st, 3);
-		col_str(st, 4, a->outcome, sizeof(a->outcome));
-		col_str(st, 5, a->reason, sizeof(a->reason));
-		a->exit_status = sqlite3_column_type(st, 6) == SQLITE_NULL
-					 ? -1
-					 : sqlite3_column_int(st, 6);
-	}
-	if (src != SQLITE_DONE) {
-		rc = db_fail(s, src, "read attempts", err);
-		goto out;
-	}
-	stmt_done(st);
-	st = NULL;
-	rc = tx_commit(s, err);
-	if (rc)
-		goto out;
-	if (cnt == 0) {
-		free(arr);
-		arr = NULL;
-	}
-	*out = arr;
-	*n = cnt;
-	return WQ_OK;
-out:
-	stmt_done(st);
-	tx_rollback(s);
-	free(arr);
-	return rc;
+	return task_rows(s, SQL_ATTEMPTS, task_id, sizeof(**out), fill_attempt, "attempts",
+			 (void **)out, n, err);
 }
 
 /* Within a write transaction: the effect journal's fence. WQ_OK when task_id is running
