@@ -106,6 +106,8 @@ int cli_exit_code(wq_rc rc)
 {
 	if ((int)rc >= (int)WQ_OK && (int)rc <= (int)WQ_ESTATE)
 		return (int)rc;
+	if (rc == WQ_EUNKNOWN)
+		return 7; /* README: outcome unknown; check with `wakeq timeline` */
 	return CLI_EXIT_ERROR;
 }
 

@@ -44,7 +44,8 @@ extern "C" {
 	X(WQ_EIO, 11, "input/output error")                                            \
 	X(WQ_ESTORE, 12, "storage error")                                              \
 	X(WQ_ECONFIG, 13, "invalid configuration")                                     \
-	X(WQ_ETOOBIG, 14, "too large")
+	X(WQ_ETOOBIG, 14, "too large")                                                 \
+	X(WQ_EUNKNOWN, 15, "outcome unknown (the commit's answer was lost)")
 
 typedef enum {
 #define WQ__RC_ENUM(name, num, text) name = num,

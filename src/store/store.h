@@ -152,6 +152,10 @@ struct wq__outcome {
 struct wq__instance {
 	char id[WQ_NAME_MAX + 1];
 	char host[WQ_NAME_MAX + 1];
+	/* Which kernel and PID namespace `pid` belongs to: "<boot id>/<pid ns inode>"
+	 * (empty when unknown). Two instances compare pids only when these are equal and
+	 * non-empty: a host name alone is never trusted (containers share names). */
+	char host_id[WQ_NAME_MAX + 1];
 	int64_t pid;
 	int64_t proc_start;  /* process start time token (Linux: /proc/PID/stat field 22) */
 	int64_t started_at;
