@@ -48,7 +48,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define WQ_SCHEMA_VERSION 3
+#define WQ_SCHEMA_VERSION 4
 
 struct wq__store; /* backend-private connection state */
 
