@@ -105,9 +105,6 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
  * WQ__SQL_CAP_NOTIFY; nothing otherwise). */
 wq_rc wq__notify(struct wq__store *s, wq_error *err);
 
-/* WQ_EINVAL naming `field` unless text is valid UTF-8. Identity fields (keys, tenants,
- * scopes, kinds, channels, effect names) are refused, never rewritten. */
-wq_rc wq__check_utf8(const char *field, const char *text, wq_error *err);
 /* The JSON array text of strings / integers (for D_TEXTS / D_IDS); malloc'd. */
 wq_rc wq__json_texts(const char *const *v, size_t n, const char *what, char **out,
 		     wq_error *err);

@@ -47,11 +47,6 @@
 #define BOOLOID 16
 #define BYTEAOID 17
 
-/* The channel of SQL_NOTIFY; LISTEN must name the same one. */
-#ifndef WQ__SQL_NOTIFY_CHANNEL
-#define WQ__SQL_NOTIFY_CHANNEL "wakeq"
-#endif
-
 struct wq__conn {
 	PGconn *pg;                          /* owned; never NULL after open */
 	char label[256];                     /* host:port/dbname, never a password */
@@ -161,6 +156,7 @@ static void quiet_notices(void *arg, const PGresult *res)
 	(void)res;
 }
 
+/* The channel is SQL_NOTIFY's (sql.h), so LISTEN and NOTIFY cannot disagree. */
 static void listen_now(struct wq__conn *c)
 {
 	PGresult *res = PQexec(c->pg, "LISTEN " WQ__SQL_NOTIFY_CHANNEL);

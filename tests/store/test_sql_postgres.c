@@ -66,7 +66,7 @@ static const char *const texts[T_COUNT] = {
 	[T_ATTEMPT_INSERT] = "INSERT INTO attempts (task_id, attempt, instance, started_at) "
 			     "VALUES ($1, 1, 'i', 1)",
 	[T_PID] = "SELECT pg_backend_pid()",
-	[T_NOTIFY] = "SELECT pg_notify('wakeq', '')",
+	[T_NOTIFY] = "SELECT pg_notify('" WQ__SQL_NOTIFY_CHANNEL "', '')",
 	/* Sleeps on backend $1 only: a re-run on a new connection answers at once. */
 	[T_SLEEP_IF] = "SELECT pg_backend_pid() FROM (SELECT CASE WHEN pg_backend_pid() = $1 "
 		       "THEN pg_sleep(60) END) s",
@@ -492,7 +492,7 @@ static void test_wakeup(void **state)
 	assert_int_equal(D->wakeup_drain(c), 0);
 
 	/* A NOTIFY from another connection. */
-	other_sql(pg, "NOTIFY wakeq");
+	other_sql(pg, "NOTIFY " WQ__SQL_NOTIFY_CHANNEL);
 	assert_int_equal(wait_wakeup(c, fd), 1);
 	assert_int_equal(D->wakeup_drain(c), 0);
 
@@ -512,7 +512,7 @@ static void test_wakeup(void **state)
 	assert_int_equal(D->wakeup_drain(c), -1);
 	assert_true(read_i64(c, T_PID, NULL, 0) != pid); /* reconnects */
 	assert_int_equal(D->wakeup_drain(c), -1);
-	other_sql(pg, "NOTIFY wakeq");
+	other_sql(pg, "NOTIFY " WQ__SQL_NOTIFY_CHANNEL);
 	fd2 = D->wakeup_fd(c);
 	assert_true(fd2 >= 0);
 	flags = fcntl(fd2, F_GETFD);
