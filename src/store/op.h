@@ -53,7 +53,8 @@ struct wq__row {
 	struct wq__cursor *cur;
 };
 
-/* Called once per row; a non-zero return stops the query with that code. */
+/* Called once per row; a non-zero return stops the query with that code (WQ_ENOMEM:
+ * worded by the caller of the query). */
 typedef wq_rc (*wq__row_fn)(const struct wq__row *r, void *ctx);
 
 /* ---- sql.c ---- */
@@ -79,6 +80,31 @@ wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, in
 wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
 	       void *ctx, size_t *nrows, const char *what, wq_error *err);
 
+/* Runs a query whose rows push() appends to a vector of `size`-byte elements, handed out
+ * in *(T **)out (NULL when there are none) and *cnt. */
+wq_rc wq__list(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn push,
+	       size_t size, void *out, size_t *cnt, const char *what, wq_error *err);
+
+/* Where the columns of a row go in a struct, one entry per column in order: type 'i' an
+ * integer field (int or int64_t by its size), 's' a char array, 'S' a wq_state, 'D' a
+ * wq_delivery_state (by name), 'x' an exit status (NULL: -1). */
+struct wq__col {
+	char type;
+	unsigned short off, size;
+};
+#define WQ__COL(type, st, f)                                                               \
+	{ type, (unsigned short)offsetof(st, f), (unsigned short)sizeof(((st *)0)->f) }
+#define WQ__COLS(arr) (arr), WQ__ARRAY_LEN(arr)
+void wq__fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst);
+/* wq__list with rows filled by cols; wq__select1: the (last) row into dst, and how many
+ * rows came into *found (may be NULL). */
+wq_rc wq__select(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		 const struct wq__col *cols, size_t ncols, size_t size, void *out, size_t *cnt,
+		 const char *what, wq_error *err);
+wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		  const struct wq__col *cols, size_t ncols, void *dst, size_t *found,
+		  const char *what, wq_error *err);
+
 /* Column reads of the current row. */
 int64_t wq__i64(const struct wq__row *r, int col);
 int wq__int(const struct wq__row *r, int col);
@@ -101,6 +127,17 @@ void *wq__take(struct wq__vec *v, size_t *n);
 /* Appends one event; `detail` (NULL: "{}") is consumed. */
 wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		const char *type, const char *instance, json_t *detail, wq_error *err);
+/* Appends one event whose detail is built from fmt, each letter taking its arguments:
+ *   a  attempt_id: (int64_t task_id, int attempt)
+ *   s  (const char *key, const char *text, int max): always set (NULL: "")
+ *   S  the same, left out when text is NULL or ""
+ *   i  (const char *key, int64_t v)     I  the same, left out when v < 0
+ *   t  (const char *key, int64_t µs), as RFC 3339
+ *   b  (const char *key, int) as a JSON boolean
+ * Text is made valid UTF-8 and cut to max bytes (wq__jset_str). Pass int64_t where it
+ * says so (cast). */
+wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		 const char *type, const char *instance, wq_error *err, const char *fmt, ...);
 /* Within a write transaction: wakes LISTENing workers when it commits (drivers with
  * WQ__SQL_CAP_NOTIFY; nothing otherwise). */
 wq_rc wq__notify(struct wq__store *s, wq_error *err);
@@ -110,12 +147,11 @@ wq_rc wq__json_texts(const char *const *v, size_t n, const char *what, char **ou
 		     wq_error *err);
 wq_rc wq__json_ids(const int64_t *v, size_t n, char **out, wq_error *err);
 
-/* ---- the encodings of states and outcomes (op_task.c): one table each ---- */
-const char *wq__state_text(wq_state st);
+/* ---- encodings (op_task.c): the store writes wq_state_name() and
+ * wq_delivery_state_name() (one table each, state.c and outbox.c); 0 for unknown text ---- */
 wq_state wq__state_parse(const char *text);
-const char *wq__delivery_state_text(wq_delivery_state st);
 wq_delivery_state wq__delivery_state_parse(const char *text);
-const char *wq__finish_text(enum wq__finish_kind k);
+const char *wq__finish_text(enum wq__finish_kind k); /* "succeeded", "retry", ... */
 
 static inline const char *wq__nz(const char *s)
 {
@@ -141,7 +177,6 @@ wq_rc wq__task_exists(struct wq__store *s, int64_t id, wq_error *err);
 /* op_task.c: within a write transaction, the state of a task (row-locked where the
  * dialect locks rows), or WQ_ENOTFOUND. */
 struct wq__task_state {
-	int found;
 	char state[16];
 	int attempt;
 	char instance[WQ_NAME_MAX + 1];
@@ -150,9 +185,10 @@ struct wq__task_state {
 wq_rc wq__task_state(struct wq__store *s, int64_t id, struct wq__task_state *ts,
 		     wq_error *err);
 /* op_task.c: the rows of query `id` about one existing task (WQ_ENOTFOUND otherwise),
- * in one read transaction, pushed into v by push; v->p is freed on failure. */
-wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, wq__row_fn push,
-		    struct wq__vec *v, const char *what, wq_error *err);
+ * read in one transaction as wq__select does. */
+wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct wq__col *cols,
+		    size_t ncols, size_t size, void *out, size_t *n, const char *what,
+		    wq_error *err);
 
 /* The operations (the methods of store.h), defined in the op_*.c files and gathered into
  * the method tables in op_store.c. */

@@ -108,7 +108,6 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 	struct claim_row *x;
 	size_t recovered = 0, i;
 	char *lost = NULL;
-	json_t *d;
 	wq_rc rc;
 
 	if (s->nlost_claims > 0 && strcmp(s->lost_instance, req->instance) == 0) {
@@ -134,12 +133,8 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 		rc = attempt_insert(s, x->c.id, x->c.attempt, req->instance, req->now, err);
 		if (rc)
 			return rc;
-		if (!(d = wq__jobj(err)))
-			return WQ_ENOMEM;
-		if (wq__jset_attempt(d, x->c.id, x->c.attempt) ||
-		    wq__jset_str(d, "instance", req->instance, WQ_NAME_MAX))
-			return wq__jfail(d, err);
-		rc = wq__event(s, x->c.id, req->now, x->c.attempt, "claimed", req->instance, d, err);
+		rc = wq__eventf(s, x->c.id, req->now, x->c.attempt, "claimed", req->instance, err,
+				"as", x->c.id, x->c.attempt, "instance", req->instance, WQ_NAME_MAX);
 		if (rc)
 			return rc;
 	}
@@ -273,49 +268,41 @@ static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 	return WQ_OK;
 }
 
-/* The event that records outcome o. NULL with err set when out of memory. */
-static json_t *finish_detail(const struct wq__outcome *o, const char **type, wq_error *err)
+/* The event that records outcome o; `effect` names an open effect, `reported` what the
+ * handler reported when the store recorded something else. */
+static wq_rc finish_event(struct wq__store *s, const struct wq__outcome *o, const char *effect,
+			  const char *reported, wq_error *err)
 {
-	json_t *d = wq__jobj(err);
-	int bad;
+	const char *fin = wq__finish_text(o->kind);
 
-	if (!d)
-		return NULL;
-	bad = wq__jset_attempt(d, o->task_id, o->attempt);
 	switch (o->kind) {
 	case WQ__FINISH_SUCCEEDED:
-		*type = "succeeded";
-		bad |= wq__jset_int(d, "result_size", o->result ? (json_int_t)o->result_len : 0);
-		if (o->result)
-			bad |= wq__jset_str(d, "result_sha256", o->result_sha256, WQ_SHA256_HEX - 1);
-		if (o->outcome && *o->outcome)
-			bad |= wq__jset_str(d, "outcome", o->outcome, WQ_REASON_MAX);
-		break;
+		return wq__eventf(s, o->task_id, o->now, o->attempt, "succeeded", o->instance, err,
+				  "aiSSSS", o->task_id, o->attempt, "result_size",
+				  (int64_t)(o->result ? o->result_len : 0), "result_sha256",
+				  o->result ? o->result_sha256 : NULL, WQ_SHA256_HEX - 1, "outcome",
+				  o->outcome, WQ_REASON_MAX, "effect", effect, WQ_EFFECT_NAME_MAX,
+				  "handler_outcome", reported, WQ_REASON_MAX);
 	case WQ__FINISH_RETRY:
-		*type = "retry-scheduled";
-		bad |= wq__jset_str(d, "reason", o->reason, WQ_REASON_MAX);
-		bad |= wq__jset_int(d, "exit_status", o->exit_status);
-		bad |= wq__jset_time(d, "retry_at", o->retry_at);
-		break;
+		return wq__eventf(s, o->task_id, o->now, o->attempt, "retry-scheduled", o->instance,
+				  err, "asitSS", o->task_id, o->attempt, "reason", o->reason,
+				  WQ_REASON_MAX, "exit_status", (int64_t)o->exit_status, "retry_at",
+				  o->retry_at, "effect", effect, WQ_EFFECT_NAME_MAX, "handler_outcome",
+				  reported, WQ_REASON_MAX);
 	case WQ__FINISH_FAILED:
 	case WQ__FINISH_INTERRUPTED:
-		*type = o->kind == WQ__FINISH_FAILED ? "failed" : "interrupted";
-		bad |= wq__jset_str(d, "reason", o->reason, WQ_REASON_MAX);
-		bad |= wq__jset_str(d, "reason_detail", o->reason_detail, WQ_DETAIL_MAX);
-		if (o->kind == WQ__FINISH_FAILED)
-			bad |= wq__jset_int(d, "exit_status", o->exit_status);
-		else
-			bad |= wq__jset_int(d, "signal", o->signal);
-		break;
-	case WQ__FINISH_CANCELLED:
-		*type = "cancelled";
-		break;
+		return wq__eventf(s, o->task_id, o->now, o->attempt, fin, o->instance, err, "assiSS",
+				  o->task_id, o->attempt, "reason", o->reason, WQ_REASON_MAX,
+				  "reason_detail", o->reason_detail, WQ_DETAIL_MAX,
+				  o->kind == WQ__FINISH_FAILED ? "exit_status" : "signal",
+				  (int64_t)(o->kind == WQ__FINISH_FAILED ? o->exit_status : o->signal),
+				  "effect", effect, WQ_EFFECT_NAME_MAX, "handler_outcome", reported,
+				  WQ_REASON_MAX);
+	default:
+		return wq__eventf(s, o->task_id, o->now, o->attempt, "cancelled", o->instance, err,
+				  "aSS", o->task_id, o->attempt, "effect", effect, WQ_EFFECT_NAME_MAX,
+				  "handler_outcome", reported, WQ_REASON_MAX);
 	}
-	if (bad) {
-		wq__jfail(d, err);
-		return NULL;
-	}
-	return d;
 }
 
 /* The conditional UPDATE found no row owned by this attempt. The same outcome recorded
@@ -325,7 +312,6 @@ static wq_rc finish_stale(struct wq__store *s, const struct wq__outcome *o, wq_e
 {
 	struct wq__task_state ts;
 	size_t recorded = 0;
-	json_t *d;
 	wq_rc rc;
 
 	rc = wq__rows(s, SQL_ATTEMPT_RECORDED,
@@ -337,13 +323,9 @@ static wq_rc finish_stale(struct wq__store *s, const struct wq__outcome *o, wq_e
 		rc = wq__task_state(s, o->task_id, &ts, err);
 	if (rc || recorded)
 		return rc;
-	if (!(d = wq__jobj(err)))
-		return WQ_ENOMEM;
-	if (wq__jset_attempt(d, o->task_id, o->attempt) ||
-	    wq__jset_str(d, "instance", o->instance, WQ_NAME_MAX) ||
-	    wq__jset_str(d, "outcome", wq__finish_text(o->kind), WQ_REASON_MAX))
-		return wq__jfail(d, err);
-	rc = wq__event(s, o->task_id, o->now, o->attempt, "stale-outcome", o->instance, d, err);
+	rc = wq__eventf(s, o->task_id, o->now, o->attempt, "stale-outcome", o->instance, err,
+			"ass", o->task_id, o->attempt, "instance", o->instance, WQ_NAME_MAX,
+			"outcome", wq__finish_text(o->kind), WQ_REASON_MAX);
 	if (rc)
 		return rc;
 	s->keep = 1;
@@ -395,9 +377,7 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 			 struct wq__open_effect *oe, struct wq__outcome *o, wq_error *err)
 {
 	char detail[WQ_DETAIL_MAX + 1];
-	const char *type = NULL;
 	int64_t changes = 0;
-	json_t *d;
 	wq_rc rc;
 
 	rc = finish_effects(s, in, o, oe, detail, sizeof(detail), err);
@@ -411,13 +391,8 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 			    o->reason, o->exit_status, err);
 	if (rc)
 		return rc;
-	if (!(d = finish_detail(o, &type, err)))
-		return WQ_ENOMEM;
-	if ((oe->name[0] && wq__jset_str(d, "effect", oe->name, WQ_EFFECT_NAME_MAX)) ||
-	    (in->kind != o->kind &&
-	     wq__jset_str(d, "handler_outcome", wq__finish_text(in->kind), WQ_REASON_MAX)))
-		return wq__jfail(d, err);
-	rc = wq__event(s, o->task_id, o->now, o->attempt, type, o->instance, d, err);
+	rc = finish_event(s, o, oe->name, in->kind != o->kind ? wq__finish_text(in->kind) : NULL,
+			  err);
 	if (!rc && o->kind == WQ__FINISH_RETRY)
 		rc = wq__notify(s, err);
 	/* SPEC §8: the deliveries in the transaction that stores the result; a discarded
@@ -487,7 +462,6 @@ wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
 	struct interrupted_row *x;
 	struct wq__open_effect oe;
 	size_t i;
-	json_t *d;
 	wq_rc rc;
 
 	rc = wq__rows(s, id, a, n, push_interrupted, &v, NULL, "interrupt tasks", err);
@@ -500,23 +474,12 @@ wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
 			rc = wq__run(s, SQL_SET_DETAIL,
 				     WQ__ARGS(WQ__AI(x->id), WQ__AI(x->attempt), WQ__AT(oe.note)),
 				     NULL, "record reason detail", err);
-		if (rc)
-			break;
-		if (!(d = wq__jobj(err))) {
-			rc = WQ_ENOMEM;
-			break;
-		}
-		if (wq__jset_attempt(d, x->id, x->attempt) ||
-		    wq__jset_str(d, "reason", reason, WQ_REASON_MAX) ||
-		    (oe.name[0] && (wq__jset_str(d, "reason_detail", oe.note, WQ_DETAIL_MAX) ||
-				    wq__jset_str(d, "effect", oe.name, WQ_EFFECT_NAME_MAX)))) {
-			rc = wq__jfail(d, err);
-			break;
-		}
-		rc = wq__event(s, x->id, now, x->attempt, "interrupted", x->instance, d, err);
+		if (!rc)
+			rc = wq__eventf(s, x->id, now, x->attempt, "interrupted", x->instance, err,
+					"asSS", x->id, x->attempt, "reason", reason, WQ_REASON_MAX,
+					"reason_detail", oe.note, WQ_DETAIL_MAX, "effect", oe.name,
+					WQ_EFFECT_NAME_MAX);
 	}
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (interrupting tasks)");
 	if (!rc)
 		*count = (int)v.n;
 	free(v.p);

@@ -9,64 +9,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-static wq_rc push_attempt(const struct wq__row *r, void *ctx)
-{
-	wq_attempt *a = wq__push(ctx);
-
-	if (!a)
-		return WQ_ENOMEM;
-	a->attempt = wq__int(r, 0);
-	wq__str(r, 1, a->instance, sizeof(a->instance));
-	a->started_at = wq__i64(r, 2);
-	a->finished_at = wq__i64(r, 3);
-	wq__str(r, 4, a->outcome, sizeof(a->outcome));
-	wq__str(r, 5, a->reason, sizeof(a->reason));
-	a->exit_status = wq__null(r, 6) ? -1 : wq__int(r, 6);
-	return WQ_OK;
-}
+#define A(type, f) WQ__COL(type, wq_attempt, f)
+static const struct wq__col attempt_cols[] = {
+	A('i', attempt), A('s', instance), A('i', started_at), A('i', finished_at),
+	A('s', outcome), A('s', reason), A('x', exit_status),
+};
+#undef A
 
 wq_rc wq__op_attempts(struct wq__store *s, int64_t task_id, wq_attempt **out, size_t *n,
 		      wq_error *err)
 {
-	struct wq__vec v = {NULL, 0, 0, sizeof(wq_attempt)};
-	wq_attempt *a;
+	wq_rc rc = wq__task_rows(s, SQL_ATTEMPTS, task_id, WQ__COLS(attempt_cols),
+				 sizeof(wq_attempt), out, n, "attempts", err);
 	size_t i;
-	wq_rc rc = wq__task_rows(s, SQL_ATTEMPTS, task_id, push_attempt, &v, "attempts", err);
 
-	if (rc)
-		return rc;
-	for (i = 0, a = v.p; i < v.n; i++)
-		a[i].task_id = task_id;
-	*out = wq__take(&v, n);
-	return WQ_OK;
+	for (i = 0; !rc && i < *n; i++)
+		(*out)[i].task_id = task_id;
+	return rc;
 }
 
 struct open_read {
 	char name[WQ_EFFECT_NAME_MAX + 1];
-	int began, found;
+	int began;
 };
-
-static wq_rc read_open(const struct wq__row *r, void *ctx)
-{
-	struct open_read *x = ctx;
-
-	x->found = 1;
-	wq__str(r, 0, x->name, sizeof(x->name));
-	x->began = wq__int(r, 1);
-	return WQ_OK;
-}
 
 wq_rc wq__open_effect(struct wq__store *s, int64_t task_id, int attempt,
 		      struct wq__open_effect *oe, wq_error *err)
 {
+	static const struct wq__col cols[] = {
+		WQ__COL('s', struct open_read, name),
+		WQ__COL('i', struct open_read, began),
+	};
 	struct open_read x;
+	size_t found = 0;
 	wq_rc rc;
 
 	memset(oe, 0, sizeof(*oe));
-	memset(&x, 0, sizeof(x));
-	rc = wq__rows(s, SQL_EFFECT_OPEN, WQ__ARGS(WQ__AI(task_id), WQ__AI(attempt)), read_open,
-		      &x, NULL, "read effects", err);
-	if (rc || !x.found)
+	rc = wq__select1(s, SQL_EFFECT_OPEN, WQ__ARGS(WQ__AI(task_id), WQ__AI(attempt)),
+			 WQ__COLS(cols), &x, &found, "read effects", err);
+	if (rc || !found)
 		return rc;
 	wq__strlcpy(oe->name, x.name, sizeof(oe->name));
 	if (x.began == attempt)
@@ -78,27 +59,22 @@ wq_rc wq__open_effect(struct wq__store *s, int64_t task_id, int attempt,
 	return WQ_OK;
 }
 
-static wq_rc read_running(const struct wq__row *r, void *ctx)
-{
-	struct wq__task_state *ts = ctx;
-
-	ts->found = 1;
-	wq__str(r, 0, ts->state, sizeof(ts->state));
-	ts->attempt = wq__int(r, 1);
-	return WQ_OK;
-}
-
 /* Within a write transaction: the journal's fence. WQ_OK when task_id is running with
  * `attempt`; WQ_ESTALE or WQ_ENOTFOUND otherwise. */
 static wq_rc effect_fence(struct wq__store *s, int64_t task_id, int attempt, wq_error *err)
 {
+	static const struct wq__col cols[] = {
+		WQ__COL('s', struct wq__task_state, state),
+		WQ__COL('i', struct wq__task_state, attempt),
+	};
 	struct wq__task_state ts;
+	size_t found = 0;
 	wq_rc rc;
 
 	memset(&ts, 0, sizeof(ts));
-	rc = wq__rows(s, SQL_TASK_RUNNING, WQ__ARGS(WQ__AI(task_id)), read_running, &ts, NULL,
-		      "read task", err);
-	if (!rc && !ts.found)
+	rc = wq__select1(s, SQL_TASK_RUNNING, WQ__ARGS(WQ__AI(task_id)), WQ__COLS(cols), &ts,
+			 &found, "read task", err);
+	if (!rc && !found)
 		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, task_id);
 	else if (!rc && (strcmp(ts.state, "running") != 0 || ts.attempt != attempt))
 		rc = wq__err(err, WQ_ESTALE,
@@ -136,29 +112,19 @@ static wq_rc effect_get(struct wq__store *s, int64_t task_id, const char *name,
 	memset(e, 0, sizeof(*e));
 	rc = wq__rows(s, SQL_EFFECT_GET, WQ__ARGS(WQ__AI(task_id), WQ__AT(name)), read_effect, e,
 		      NULL, "read effect", err);
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (effect %s)", name);
 	return rc;
 }
 
-/* An effect event: attempt id, name, and `key` naming attempt `other` (when > 0). */
+/* An effect event: attempt id, name, and `key` naming attempt `other` of the task. */
 static wq_rc effect_event(struct wq__store *s, int64_t task_id, int attempt, const char *type,
-			  const char *name, const char *key, int other, json_t *extra,
-			  int64_t now, wq_error *err)
+			  const char *name, const char *key, int other, int64_t now, wq_error *err)
 {
-	json_t *d = extra ? extra : wq__jobj(err);
-	char id[48];
+	char id[48] = "";
 
-	if (!d)
-		return WQ_ENOMEM;
-	if (wq__jset_attempt(d, task_id, attempt) || wq__jset_str(d, "name", name, WQ_EFFECT_NAME_MAX))
-		return wq__jfail(d, err);
-	if (key && other > 0) {
+	if (key)
 		snprintf(id, sizeof(id), "%" PRId64 ".%d", task_id, other);
-		if (wq__jset_str(d, key, id, sizeof(id)))
-			return wq__jfail(d, err);
-	}
-	return wq__event(s, task_id, now, attempt, type, "", d, err);
+	return wq__eventf(s, task_id, now, attempt, type, "", err, "asS", task_id, attempt, "name",
+			  name, WQ_EFFECT_NAME_MAX, key ? key : "", id, (int)sizeof(id));
 }
 
 static wq_rc begin_body(struct wq__store *s, int64_t task_id, int attempt, const char *name,
@@ -177,12 +143,12 @@ static wq_rc begin_body(struct wq__store *s, int64_t task_id, int attempt, const
 			     WQ__ARGS(WQ__AI(task_id), WQ__AT(name), WQ__AI(attempt), WQ__AI(now)),
 			     NULL, "record effect", err);
 		return rc ? rc : effect_event(s, task_id, attempt, "effect-begun", name, NULL, 0,
-					      NULL, now, err);
+					      now, err);
 	}
 	if (strcmp(e->state, "done") == 0) {
 		*st = WQ_EFFECT_DONE;
 		return effect_event(s, task_id, attempt, "effect-skipped", name, "done_in",
-				    e->attempt, NULL, now, err);
+				    e->attempt, now, err);
 	}
 	if (e->attempt == attempt) {
 		*st = WQ_EFFECT_NEW; /* begun again by the attempt that began it */
@@ -204,7 +170,7 @@ static wq_rc begin_body(struct wq__store *s, int64_t task_id, int attempt, const
 			     "record effect", err);
 	if (!rc && changes)
 		rc = effect_event(s, task_id, attempt, "effect-uncertain", name, "begun_in",
-				  e->attempt, NULL, now, err);
+				  e->attempt, now, err);
 	return rc;
 }
 
@@ -268,7 +234,6 @@ static wq_rc done_body(struct wq__store *s, int64_t task_id, int attempt, const 
 {
 	char sha[WQ_SHA256_HEX];
 	int64_t changes = 0;
-	json_t *d;
 	wq_rc rc = effect_fence(s, task_id, attempt, err);
 
 	if (!rc)
@@ -280,13 +245,11 @@ static wq_rc done_body(struct wq__store *s, int64_t task_id, int attempt, const 
 		return rc;
 	if (changes == 0)
 		return done_refused(s, task_id, attempt, name, result, err);
-	if (!(d = wq__jobj(err)))
-		return WQ_ENOMEM;
 	wq__sha256_hex(wq__nz(result), result ? strlen(result) : 0, sha);
-	if (wq__jset_int(d, "result_size", result ? (json_int_t)strlen(result) : 0) ||
-	    (result && wq__jset_str(d, "result_sha256", sha, WQ_SHA256_HEX - 1)))
-		return wq__jfail(d, err);
-	return effect_event(s, task_id, attempt, "effect-done", name, NULL, 0, d, now, err);
+	return wq__eventf(s, task_id, now, attempt, "effect-done", "", err, "asiS", task_id,
+			  attempt, "name", name, WQ_EFFECT_NAME_MAX, "result_size",
+			  (int64_t)(result ? strlen(result) : 0), "result_sha256",
+			  result ? sha : NULL, WQ_SHA256_HEX - 1);
 }
 
 wq_rc wq__op_effect_done(struct wq__store *s, int64_t task_id, int attempt, const char *name,

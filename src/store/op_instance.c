@@ -9,22 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void read_instance(const struct wq__row *r, int first, struct wq__instance *in)
-{
-	wq__str(r, first, in->host, sizeof(in->host));
-	wq__str(r, first + 1, in->host_id, sizeof(in->host_id));
-	in->pid = wq__i64(r, first + 2);
-	in->proc_start = wq__i64(r, first + 3);
-	in->started_at = wq__i64(r, first + 4);
-}
-
-static wq_rc read_same(const struct wq__row *r, void *ctx)
-{
-	struct wq__instance *in = ctx;
-
-	read_instance(r, 0, in);
-	return WQ_OK;
-}
+#define I(type, f) WQ__COL(type, struct wq__instance, f)
+static const struct wq__col instance_cols[] = {
+	I('s', id), I('s', host), I('s', host_id), I('i', pid), I('i', proc_start),
+	I('i', started_at), I('i', heartbeat_at),
+};
+#undef I
 
 /* After a unique violation on register: WQ_OK when the row is exactly the one `in`
  * describes (a retry after a COMMIT whose answer was lost), else WQ_ECONFLICT. */
@@ -35,8 +25,8 @@ static wq_rc instance_same(struct wq__store *s, const struct wq__instance *in, w
 	wq_rc rc;
 
 	memset(&row, 0, sizeof(row));
-	rc = wq__rows(s, SQL_INSTANCE_GET, WQ__ARGS(WQ__AT(in->id)), read_same, &row, &n,
-		      "register instance", err);
+	rc = wq__select1(s, SQL_INSTANCE_GET, WQ__ARGS(WQ__AT(in->id)), WQ__COLS(instance_cols),
+			 &row, &n, "register instance", err);
 	if (rc)
 		return rc;
 	if (n == 1 && strcmp(row.host, in->host) == 0 && strcmp(row.host_id, in->host_id) == 0 &&
@@ -93,33 +83,11 @@ wq_rc wq__op_instance_unregister(struct wq__store *s, const char *id, wq_error *
 			      "unregister instance", err);
 }
 
-static wq_rc push_instance(const struct wq__row *r, void *ctx)
-{
-	struct wq__instance *in = wq__push(ctx);
-
-	if (!in)
-		return WQ_ENOMEM;
-	wq__str(r, 0, in->id, sizeof(in->id));
-	read_instance(r, 1, in);
-	in->heartbeat_at = wq__i64(r, 6);
-	return WQ_OK;
-}
-
 wq_rc wq__op_instance_list(struct wq__store *s, struct wq__instance **out, size_t *n,
 			   wq_error *err)
 {
-	struct wq__vec v = {NULL, 0, 0, sizeof(struct wq__instance)};
-	wq_rc rc = wq__rows(s, SQL_INSTANCE_LIST, WQ__NOARGS, push_instance, &v, NULL,
-			    "list instances", err);
-
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (listing instances)");
-	if (rc) {
-		free(v.p);
-		return rc;
-	}
-	*out = wq__take(&v, n);
-	return WQ_OK;
+	return wq__select(s, SQL_INSTANCE_LIST, WQ__NOARGS, WQ__COLS(instance_cols),
+			  sizeof(struct wq__instance), out, n, "listing instances", err);
 }
 
 static wq_rc reap_body(struct wq__store *s, const char *id, int64_t seen_heartbeat,

@@ -10,15 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- encodings: index = enum value ---- */
-
-static const char *const state_names[] = {
-	NULL, "pending", "running", "succeeded", "failed", "interrupted", "cancelled",
-};
-
-static const char *const delivery_state_names[] = {
-	NULL, "pending", "sending", "delivered", "dead",
-};
+/* ---- encodings: the store writes the public names (state.c, outbox.c: one table each)
+ * and the outcome names below ---- */
 
 static const char *const finish_names[] = {
 	[WQ__FINISH_SUCCEEDED] = "succeeded", [WQ__FINISH_RETRY] = "retry",
@@ -26,45 +19,23 @@ static const char *const finish_names[] = {
 	[WQ__FINISH_CANCELLED] = "cancelled",
 };
 
-static const char *name_of(const char *const *names, size_t n, int v)
+const char *wq__finish_text(enum wq__finish_kind k)
 {
-	return v >= 1 && (size_t)v < n ? names[v] : NULL;
-}
-
-static int parse(const char *const *names, size_t n, const char *text)
-{
-	size_t i;
-
-	for (i = 1; text && i < n; i++)
-		if (strcmp(text, names[i]) == 0)
-			return (int)i;
-	return 0;
-}
-
-const char *wq__state_text(wq_state st)
-{
-	return name_of(state_names, WQ__ARRAY_LEN(state_names), (int)st);
+	return (int)k >= 1 && (size_t)k < WQ__ARRAY_LEN(finish_names) ? finish_names[k] : NULL;
 }
 
 wq_state wq__state_parse(const char *text)
 {
-	return (wq_state)parse(state_names, WQ__ARRAY_LEN(state_names), text);
-}
+	wq_state st = 0;
 
-const char *wq__delivery_state_text(wq_delivery_state st)
-{
-	return name_of(delivery_state_names, WQ__ARRAY_LEN(delivery_state_names), (int)st);
+	return wq_state_parse(text, &st, NULL) == WQ_OK ? st : 0;
 }
 
 wq_delivery_state wq__delivery_state_parse(const char *text)
 {
-	return (wq_delivery_state)parse(delivery_state_names,
-					WQ__ARRAY_LEN(delivery_state_names), text);
-}
+	wq_delivery_state st = 0;
 
-const char *wq__finish_text(enum wq__finish_kind k)
-{
-	return name_of(finish_names, WQ__ARRAY_LEN(finish_names), (int)k);
+	return wq_delivery_state_parse(text, &st, NULL) == WQ_OK ? st : 0;
 }
 
 /* ---- enqueue ---- */
@@ -137,21 +108,18 @@ static wq_rc enqueue_existing(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
 	int same = strcmp(q->stored, t->fingerprint) == 0;
-	json_t *d;
 	wq_rc rc = WQ_OK;
 
-	if (q->state) {
-		if (!(d = wq__jobj(err)))
-			return WQ_ENOMEM;
-		if (wq__jset_str(d, "fingerprint", q->stored, WQ_SHA256_HEX - 1) ||
-		    (same ? wq__jset_int(d, "payload_size", (json_int_t)t->payload_len)
-			  : wq__jset_str(d, "offered", t->fingerprint, WQ_SHA256_HEX - 1) ||
-				    wq__jset_int(d, "offered_payload_version", t->payload_version)))
-			return wq__jfail(d, err);
-		rc = wq__event(s, q->task_id, t->now, 0, same ? "replayed" : "conflict", "", d, err);
-		if (rc)
-			return rc;
-	}
+	if (q->state && same)
+		rc = wq__eventf(s, q->task_id, t->now, 0, "replayed", "", err, "si", "fingerprint",
+				q->stored, WQ_SHA256_HEX - 1, "payload_size", (int64_t)t->payload_len);
+	else if (q->state)
+		rc = wq__eventf(s, q->task_id, t->now, 0, "conflict", "", err, "ssi", "fingerprint",
+				q->stored, WQ_SHA256_HEX - 1, "offered", t->fingerprint,
+				WQ_SHA256_HEX - 1, "offered_payload_version",
+				(int64_t)t->payload_version);
+	if (rc)
+		return rc;
 	if (!same) {
 		s->keep = 1; /* the conflict event stays */
 		return op_conflict(t, q->stored, err);
@@ -167,7 +135,6 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
 	int64_t changes = 0;
-	json_t *d;
 	wq_rc rc;
 
 	if (t->key) {
@@ -198,18 +165,12 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc)
 			return rc;
 	}
-	if (!(d = wq__jobj(err)))
-		return WQ_ENOMEM;
-	if (wq__jset_str(d, "kind", t->kind, WQ_KIND_MAX) || wq__jset_int(d, "priority", t->priority) ||
-	    wq__jset_time(d, "due_at", t->due_at) ||
-	    wq__jset_int(d, "payload_size", (json_int_t)t->payload_len) ||
-	    wq__jset_str(d, "payload_sha256", t->payload_sha256, WQ_SHA256_HEX - 1) ||
-	    wq__jset_int(d, "payload_version", t->payload_version) ||
-	    wq__jset_int(d, "max_attempts", t->max_attempts) ||
-	    wq__jset_str(d, "fingerprint", t->fingerprint, WQ_SHA256_HEX - 1) ||
-	    json_object_set_new(d, "keyed", json_boolean(t->key != NULL)))
-		return wq__jfail(d, err);
-	rc = wq__event(s, q->id, t->now, 0, "accepted", "", d, err);
+	rc = wq__eventf(s, q->id, t->now, 0, "accepted", "", err, "sitisiisb", "kind", t->kind,
+			WQ_KIND_MAX, "priority", (int64_t)t->priority, "due_at", t->due_at,
+			"payload_size", (int64_t)t->payload_len, "payload_sha256",
+			t->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",
+			(int64_t)t->payload_version, "max_attempts", (int64_t)t->max_attempts,
+			"fingerprint", t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
 	if (!rc && t->due_at <= t->now)
 		rc = wq__notify(s, err);
 	q->row.id = q->id;
@@ -261,48 +222,27 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 
 /* ---- reads ---- */
 
-static wq_rc read_task(const struct wq__row *r, void *ctx)
-{
-	wq_task *t = ctx;
-
-	memset(t, 0, sizeof(*t));
-	t->id = wq__i64(r, 0);
-	wq__str(r, 1, t->kind, sizeof(t->kind));
-	wq__str(r, 2, t->tenant, sizeof(t->tenant));
-	wq__str(r, 3, t->scope, sizeof(t->scope));
-	wq__str(r, 4, t->operation, sizeof(t->operation));
-	t->state = wq__state_parse(wq__text(r, 5, NULL));
-	t->priority = wq__int(r, 6);
-	t->payload_version = wq__int(r, 7);
-	t->payload_size = wq__i64(r, 8);
-	wq__str(r, 9, t->payload_sha256, sizeof(t->payload_sha256));
-	t->attempts = wq__int(r, 10);
-	t->max_attempts = wq__int(r, 11);
-	t->created_at = wq__i64(r, 12);
-	t->updated_at = wq__i64(r, 13);
-	t->due_at = wq__i64(r, 14);
-	t->started_at = wq__i64(r, 15);
-	t->finished_at = wq__i64(r, 16);
-	wq__str(r, 17, t->instance, sizeof(t->instance));
-	wq__str(r, 18, t->reason, sizeof(t->reason));
-	wq__str(r, 19, t->reason_detail, sizeof(t->reason_detail));
-	wq__str(r, 20, t->outcome, sizeof(t->outcome));
-	t->cancel_requested = wq__int(r, 21);
-	t->has_result = wq__int(r, 22);
-	t->result_size = wq__i64(r, 23);
-	wq__str(r, 24, t->result_sha256, sizeof(t->result_sha256));
-	t->keyed = wq__int(r, 25);
-	wq__str(r, 26, t->fingerprint, sizeof(t->fingerprint));
-	return WQ_OK;
-}
+#define T(type, f) WQ__COL(type, wq_task, f)
+static const struct wq__col task_cols[] = { /* WQ__TASK_COLUMNS */
+	T('i', id), T('s', kind), T('s', tenant), T('s', scope), T('s', operation), T('S', state),
+	T('i', priority), T('i', payload_version), T('i', payload_size), T('s', payload_sha256),
+	T('i', attempts), T('i', max_attempts), T('i', created_at), T('i', updated_at),
+	T('i', due_at), T('i', started_at), T('i', finished_at), T('s', instance),
+	T('s', reason), T('s', reason_detail), T('s', outcome), T('i', cancel_requested),
+	T('i', has_result), T('i', result_size), T('s', result_sha256), T('i', keyed),
+	T('s', fingerprint),
+};
+#undef T
 
 wq_rc wq__op_get(struct wq__store *s, int64_t id, wq_task *out, wq_error *err)
 {
 	wq_task t;
 	size_t n = 0;
-	wq_rc rc = wq__rows(s, SQL_TASK_GET, WQ__ARGS(WQ__AI(id)), read_task, &t, &n,
-			    "read task", err);
+	wq_rc rc;
 
+	memset(&t, 0, sizeof(t));
+	rc = wq__select1(s, SQL_TASK_GET, WQ__ARGS(WQ__AI(id)), WQ__COLS(task_cols), &t, &n,
+			 "read task", err);
 	if (!rc && n == 0)
 		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
 	if (!rc)
@@ -310,40 +250,24 @@ wq_rc wq__op_get(struct wq__store *s, int64_t id, wq_task *out, wq_error *err)
 	return rc;
 }
 
-static wq_rc push_task(const struct wq__row *r, void *ctx)
-{
-	wq_task *t = wq__push(ctx);
-
-	return t ? read_task(r, t) : WQ_ENOMEM;
-}
-
 wq_rc wq__op_list(struct wq__store *s, const wq_list_filter *f, wq_task **out, size_t *n,
 		  wq_error *err)
 {
 	static const wq_list_filter none;
-	struct wq__vec v = {NULL, 0, 0, sizeof(wq_task)};
 	wq_rc rc;
 
 	if (!f)
 		f = &none;
-	if (f->state && !wq__state_text(f->state))
+	if (f->state && !wq_state_name(f->state))
 		return wq__err(err, WQ_EINVAL, "list filter: no state %d", (int)f->state);
 	if (f->limit < 0)
 		return wq__err(err, WQ_EINVAL, "list filter: negative limit %d", f->limit);
 	if (f->kind && (rc = wq__check_utf8("kind", f->kind, err)))
 		return rc;
-	rc = wq__rows(s, SQL_TASK_LIST,
-		      WQ__ARGS(WQ__AT(f->state ? wq__state_text(f->state) : ""),
-			       WQ__AT(wq__nz(f->kind)), WQ__AI(f->limit ? f->limit : 100)),
-		      push_task, &v, NULL, "list tasks", err);
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (listing tasks)");
-	if (rc) {
-		free(v.p);
-		return rc;
-	}
-	*out = wq__take(&v, n);
-	return WQ_OK;
+	return wq__select(s, SQL_TASK_LIST,
+			  WQ__ARGS(WQ__AT(f->state ? wq_state_name(f->state) : ""),
+				   WQ__AT(wq__nz(f->kind)), WQ__AI(f->limit ? f->limit : 100)),
+			  WQ__COLS(task_cols), sizeof(wq_task), out, n, "listing tasks", err);
 }
 
 struct result_read {
@@ -374,10 +298,8 @@ wq_rc wq__op_result(struct wq__store *s, int64_t id, char **body, size_t *len, w
 {
 	struct result_read x = {0, 0, NULL, 0};
 	wq_rc rc = wq__rows(s, SQL_RESULT, WQ__ARGS(WQ__AI(id)), read_result, &x, NULL,
-			    "read result", err);
+			    "result of a task", err);
 
-	if (rc == WQ_ENOMEM)
-		return wq__err(err, WQ_ENOMEM, "out of memory (result of task %" PRId64 ")", id);
 	if (!rc && !x.found)
 		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
 	else if (!rc && !x.has)
@@ -402,26 +324,9 @@ wq_rc wq__task_exists(struct wq__store *s, int64_t id, wq_error *err)
 	return rc;
 }
 
-static wq_rc push_event(const struct wq__row *r, void *ctx)
-{
-	wq_event *e = wq__push(ctx);
-
-	if (!e)
-		return WQ_ENOMEM;
-	e->id = wq__i64(r, 0);
-	e->task_id = wq__i64(r, 1);
-	e->at = wq__i64(r, 2);
-	e->attempt = wq__int(r, 3);
-	wq__str(r, 4, e->type, sizeof(e->type));
-	wq__str(r, 5, e->instance, sizeof(e->instance));
-	wq__str(r, 6, e->detail, sizeof(e->detail));
-	return WQ_OK;
-}
-
-/* The rows of query `id` about one existing task (WQ_ENOTFOUND otherwise), in one read
- * transaction, through push into v. `what` names them in messages. */
-wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, wq__row_fn push,
-		    struct wq__vec *v, const char *what, wq_error *err)
+wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct wq__col *cols,
+		    size_t ncols, size_t size, void *out, size_t *n, const char *what,
+		    wq_error *err)
 {
 	wq_rc rc = wq__begin(s, 0, err);
 
@@ -429,27 +334,28 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, wq__row_fn pus
 		return rc;
 	rc = wq__task_exists(s, task_id, err);
 	if (!rc)
-		rc = wq__rows(s, id, WQ__ARGS(WQ__AI(task_id)), push, v, NULL, what, err);
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (%s of task %" PRId64 ")", what,
-			     task_id);
+		rc = wq__select(s, id, WQ__ARGS(WQ__AI(task_id)), cols, ncols, size, out, n, what,
+				err);
 	rc = wq__end(s, rc, err);
 	if (rc) {
-		free(v->p);
-		v->p = NULL;
+		free(*(void **)out);
+		*(void **)out = NULL;
 	}
 	return rc;
 }
 
+#define E(type, f) WQ__COL(type, wq_event, f)
+static const struct wq__col event_cols[] = {
+	E('i', id), E('i', task_id), E('i', at), E('i', attempt), E('s', type), E('s', instance),
+	E('s', detail),
+};
+#undef E
+
 wq_rc wq__op_events(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
 		    wq_error *err)
 {
-	struct wq__vec v = {NULL, 0, 0, sizeof(wq_event)};
-	wq_rc rc = wq__task_rows(s, SQL_EVENTS, task_id, push_event, &v, "timeline", err);
-
-	if (!rc)
-		*out = wq__take(&v, n);
-	return rc;
+	return wq__task_rows(s, SQL_EVENTS, task_id, WQ__COLS(event_cols), sizeof(wq_event), out,
+			     n, "timeline", err);
 }
 
 static wq_rc push_id(const struct wq__row *r, void *ctx)
@@ -462,27 +368,11 @@ static wq_rc push_id(const struct wq__row *r, void *ctx)
 	return WQ_OK;
 }
 
-static wq_rc id_query(struct wq__store *s, int id, const struct wq__arg *a, int n,
-		      const char *what, int64_t **ids, size_t *cnt, wq_error *err)
-{
-	struct wq__vec v = {NULL, 0, 0, sizeof(int64_t)};
-	wq_rc rc = wq__rows(s, id, a, n, push_id, &v, NULL, what, err);
-
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
-	if (rc) {
-		free(v.p);
-		return rc;
-	}
-	*ids = wq__take(&v, cnt);
-	return WQ_OK;
-}
-
 wq_rc wq__op_cancel_requests(struct wq__store *s, const char *instance, int64_t **ids,
 			     size_t *n, wq_error *err)
 {
-	return id_query(s, SQL_CANCEL_REQUESTS, WQ__ARGS(WQ__AT(wq__nz(instance))),
-			"read cancel requests", ids, n, err);
+	return wq__list(s, SQL_CANCEL_REQUESTS, WQ__ARGS(WQ__AT(wq__nz(instance))), push_id,
+			sizeof(int64_t), ids, n, "read cancel requests", err);
 }
 
 wq_rc wq__op_interrupted_of_kind(struct wq__store *s, const char *kind, int limit,
@@ -493,8 +383,8 @@ wq_rc wq__op_interrupted_of_kind(struct wq__store *s, const char *kind, int limi
 		*n = 0;
 		return WQ_OK;
 	}
-	return id_query(s, SQL_INTERRUPTED_OF_KIND, WQ__ARGS(WQ__AT(wq__nz(kind)), WQ__AI(limit)),
-			"read interrupted tasks", ids, n, err);
+	return wq__list(s, SQL_INTERRUPTED_OF_KIND, WQ__ARGS(WQ__AT(wq__nz(kind)), WQ__AI(limit)),
+			push_id, sizeof(int64_t), ids, n, "read interrupted tasks", err);
 }
 
 struct due {
@@ -532,17 +422,11 @@ wq_rc wq__op_next_due(struct wq__store *s, const char *const *kinds, size_t nkin
 
 /* ---- cancel, resolve ---- */
 
-static wq_rc read_state(const struct wq__row *r, void *ctx)
-{
-	struct wq__task_state *ts = ctx;
-
-	ts->found = 1;
-	wq__str(r, 0, ts->state, sizeof(ts->state));
-	ts->attempt = wq__int(r, 1);
-	wq__str(r, 2, ts->instance, sizeof(ts->instance));
-	ts->cancel_requested = wq__int(r, 3);
-	return WQ_OK;
-}
+#define S(type, f) WQ__COL(type, struct wq__task_state, f)
+static const struct wq__col state_cols[] = {
+	S('s', state), S('i', attempt), S('s', instance), S('i', cancel_requested),
+};
+#undef S
 
 /* Within a write transaction: the state of task `id` (locked where the dialect locks
  * rows), or WQ_ENOTFOUND. It names the state in messages and picks which conditional
@@ -552,10 +436,12 @@ wq_rc wq__task_state(struct wq__store *s, int64_t id, struct wq__task_state *ts,
 {
 	wq_rc rc;
 
+	size_t found = 0;
+
 	memset(ts, 0, sizeof(*ts));
-	rc = wq__rows(s, SQL_TASK_STATE, WQ__ARGS(WQ__AI(id)), read_state, ts, NULL, "read task",
-		      err);
-	if (!rc && !ts->found)
+	rc = wq__select1(s, SQL_TASK_STATE, WQ__ARGS(WQ__AI(id)), WQ__COLS(state_cols), ts,
+			 &found, "read task", err);
+	if (!rc && !found)
 		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, id);
 	return rc;
 }
@@ -577,7 +463,6 @@ static wq_rc cancel_body(struct wq__store *s, int64_t id, int64_t now, wq_state 
 			 wq_error *err)
 {
 	struct wq__task_state ts;
-	json_t *d;
 	wq_rc rc = wq__task_state(s, id, &ts, err);
 
 	if (rc)
@@ -598,13 +483,9 @@ static wq_rc cancel_body(struct wq__store *s, int64_t id, int64_t now, wq_state 
 		return WQ_OK; /* requested already: nothing changes, nothing to record */
 	rc = transition(s, SQL_CANCEL_REQUEST,
 			WQ__ARGS(WQ__AI(id), WQ__AI(now), WQ__AI(ts.attempt)), id, "running", err);
-	if (rc)
-		return rc;
-	if (!(d = wq__jobj(err)))
-		return WQ_ENOMEM;
-	if (wq__jset_attempt(d, id, ts.attempt))
-		return wq__jfail(d, err);
-	return wq__event(s, id, now, ts.attempt, "cancel-requested", ts.instance, d, err);
+	return rc ? rc
+		  : wq__eventf(s, id, now, ts.attempt, "cancel-requested", ts.instance, err, "a",
+			       id, ts.attempt);
 }
 
 wq_rc wq__op_cancel(struct wq__store *s, int64_t id, int64_t now, wq_state *state_out,
@@ -625,7 +506,6 @@ static wq_rc resolve_body(struct wq__store *s, const struct wq__resolve *r,
 			  const char *decision, const char *target, wq_error *err)
 {
 	struct wq__task_state ts;
-	json_t *d;
 	wq_rc rc = wq__task_state(s, r->task_id, &ts, err);
 
 	if (rc)
@@ -641,15 +521,11 @@ static wq_rc resolve_body(struct wq__store *s, const struct wq__resolve *r,
 	else
 		rc = transition(s, SQL_RESOLVE_RETRY, WQ__ARGS(WQ__AI(r->task_id), WQ__AI(r->now)),
 				r->task_id, "interrupted", err);
-	if (rc)
-		return rc;
-	if (!(d = wq__jobj(err)))
-		return WQ_ENOMEM;
-	if (wq__jset_str(d, "decision", decision, WQ_REASON_MAX) ||
-	    wq__jset_str(d, "by", r->by ? r->by : "operator", WQ_REASON_MAX) ||
-	    (r->note && wq__jset_str(d, "note", r->note, WQ__NOTE_MAX)))
-		return wq__jfail(d, err);
-	rc = wq__event(s, r->task_id, r->now, ts.attempt, "resolved", "", d, err);
+	if (!rc)
+		rc = wq__eventf(s, r->task_id, r->now, ts.attempt, "resolved", "", err, "ssS",
+				"decision", decision, WQ_REASON_MAX, "by",
+				r->by ? r->by : "operator", WQ_REASON_MAX, "note", r->note,
+				WQ__NOTE_MAX);
 	if (!rc && !target)
 		rc = wq__notify(s, err); /* due now */
 	return rc;

@@ -87,8 +87,6 @@ wq_rc wq__op_doctor(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
 		x.kind = queries[i].kind;
 		rc = wq__rows(s, queries[i].id, WQ__NOARGS, push_doctor, &x, NULL, "doctor", err);
 	}
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (doctor)");
 	rc = wq__end(s, rc, err);
 	if (rc) {
 		free(x.v.p);

@@ -3,10 +3,11 @@
  * the schema to version wq__postgres_migrations[i].version.
  *
  * Append only: a released step never changes (databases in the field already ran it).
- * Steps 1-3 are postgres.c's, verbatim. The core runs each step in its own write
- * transaction together with the schema_version row that records it, under an EXCLUSIVE
- * lock on schema_version (see the note in store-requests / the core's migrate), so a step
- * is applied fully or not at all, and by one process only.
+ * Steps 1-3 are postgres.c's, verbatim. The core (op_store.c, migrate_step) runs each
+ * step in its own write transaction together with the schema_version row that records
+ * it, under an EXCLUSIVE lock on schema_version (SQL_MIGRATE_LOCK creates the table if
+ * needed and takes the lock), so a step is applied fully or not at all, and by one
+ * process only. No step creates schema_version or writes its row.
  *
  * Same tables, columns and indexes as SQLite's schema; ids are bigint identities, times
  * bigint microseconds, the task result bytea (payload and effect results are text).

@@ -1,18 +1,10 @@
 /*
  * schema_sqlite.c — the SQLite schema: forward migrations, in order; step i brings the
  * schema to version wq__sqlite_migrations[i].version. Append only: a released step never
- * changes (databases in the field already ran it). Steps 1-3 are sqlite.c's, verbatim.
- *
- * Declared where they are used (dialect_sqlite.c, sql.h):
- *   extern const struct wq__migration wq__sqlite_migrations[];
- *   extern const size_t wq__sqlite_nmigrations;
- *
- * How the core runs a step (as sqlite.c's migrate() did): begin(write) (BEGIN IMMEDIATE),
- * re-read the version under the write lock (another process may be migrating too) and
- * skip the step if it is done, script(sql), exec SQL_SET_VERSION with the step's
- * version, commit; any failure rolls the whole step back. Step 1 creates schema_version
- * itself, so before it the version is read through SQL_HAS_SCHEMA, never by querying
- * schema_version. No step contains BEGIN, COMMIT or the schema_version row.
+ * changes (databases in the field already ran it). Steps 1-3 are the old sqlite.c's,
+ * verbatim. op_store.c's migrate_step() runs each in its own BEGIN IMMEDIATE transaction
+ * with the schema_version row that records it, after re-reading the version under the
+ * lock; so no step holds BEGIN, COMMIT or that row. Step 1 creates schema_version.
  */
 #include "sql.h"
 

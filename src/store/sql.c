@@ -6,6 +6,7 @@
 #include "op.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,12 +119,98 @@ wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__
 		if (fn && (rc = fn(&r, ctx)) != WQ_OK)
 			break;
 	}
+	if (rc == WQ_ENOMEM) /* a row function's allocation */
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
 	if (st < 0)
 		rc = wq__sql_fail(s, -st, what, err);
 	s->drv->done(r.cur);
 	if (!rc && nrows)
 		*nrows = count;
 	return rc;
+}
+
+wq_rc wq__list(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn push,
+	       size_t size, void *out, size_t *cnt, const char *what, wq_error *err)
+{
+	struct wq__vec v = {NULL, 0, 0, size};
+	wq_rc rc = wq__rows(s, id, a, n, push, &v, NULL, what, err);
+
+	if (rc) {
+		free(v.p);
+		return rc;
+	}
+	*(void **)out = wq__take(&v, cnt);
+	return WQ_OK;
+}
+
+void wq__fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst)
+{
+	size_t i;
+	char *p;
+	int64_t v;
+
+	for (i = 0; i < n; i++) {
+		p = (char *)dst + cols[i].off;
+		switch (cols[i].type) {
+		case 's':
+			wq__str(r, (int)i, p, cols[i].size);
+			continue;
+		case 'S':
+			*(wq_state *)p = wq__state_parse(wq__text(r, (int)i, NULL));
+			continue;
+		case 'D':
+			*(wq_delivery_state *)p = wq__delivery_state_parse(wq__text(r, (int)i, NULL));
+			continue;
+		}
+		v = cols[i].type == 'x' && wq__null(r, (int)i) ? -1 : wq__i64(r, (int)i);
+		if (cols[i].size == sizeof(int64_t))
+			*(int64_t *)p = v;
+		else
+			*(int *)p = (int)v;
+	}
+}
+
+struct fill {
+	const struct wq__col *cols;
+	size_t n;
+	struct wq__vec *v;
+	void *dst;
+};
+
+static wq_rc fill_row(const struct wq__row *r, void *ctx)
+{
+	struct fill *f = ctx;
+	void *p = f->v ? wq__push(f->v) : f->dst;
+
+	if (!p)
+		return WQ_ENOMEM;
+	wq__fill(r, f->cols, f->n, p);
+	return WQ_OK;
+}
+
+wq_rc wq__select(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		 const struct wq__col *cols, size_t ncols, size_t size, void *out, size_t *cnt,
+		 const char *what, wq_error *err)
+{
+	struct wq__vec v = {NULL, 0, 0, size};
+	struct fill f = {cols, ncols, &v, NULL};
+	wq_rc rc = wq__rows(s, id, a, n, fill_row, &f, NULL, what, err);
+
+	if (rc) {
+		free(v.p);
+		return rc;
+	}
+	*(void **)out = wq__take(&v, cnt);
+	return WQ_OK;
+}
+
+wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		  const struct wq__col *cols, size_t ncols, void *dst, size_t *found,
+		  const char *what, wq_error *err)
+{
+	struct fill f = {cols, ncols, NULL, dst};
+
+	return wq__rows(s, id, a, n, fill_row, &f, found, what, err);
 }
 
 wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
@@ -236,6 +323,45 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		     NULL, "append event", err);
 	free(text);
 	return rc;
+}
+
+wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		 const char *type, const char *instance, wq_error *err, const char *fmt, ...)
+{
+	json_t *d = wq__jobj(err);
+	const char *key, *str;
+	va_list ap;
+	int64_t v;
+	int bad = 0, a, max;
+
+	if (!d)
+		return WQ_ENOMEM;
+	va_start(ap, fmt);
+	for (; !bad && *fmt; fmt++) {
+		if (*fmt == 'a') {
+			v = va_arg(ap, int64_t);
+			a = va_arg(ap, int);
+			bad = wq__jset_attempt(d, v, a);
+			continue;
+		}
+		key = va_arg(ap, const char *);
+		if (*fmt == 's' || *fmt == 'S') {
+			str = va_arg(ap, const char *);
+			max = va_arg(ap, int);
+			if (*fmt == 's' || (str && *str))
+				bad = wq__jset_str(d, key, str, (size_t)max);
+		} else if (*fmt == 'b') {
+			bad = json_object_set_new(d, key, json_boolean(va_arg(ap, int)));
+		} else {
+			v = va_arg(ap, int64_t);
+			if (*fmt == 't')
+				bad = wq__jset_time(d, key, v);
+			else if (*fmt == 'i' || v >= 0)
+				bad = wq__jset_int(d, key, v);
+		}
+	}
+	va_end(ap);
+	return bad ? wq__jfail(d, err) : wq__event(s, task_id, at, attempt, type, instance, d, err);
 }
 
 wq_rc wq__notify(struct wq__store *s, wq_error *err)

@@ -1,37 +1,27 @@
 /*
- * sql_postgres.c — the PostgreSQL driver under the store operations (sql.h), over libpq.
+ * sql_postgres.c — the PostgreSQL driver of sql.h, over libpq.
  *
- * It runs statements and reports what went wrong as an enum wq__sqlerr; every decision
- * about states, events and messages is the core's (op_*.c, sql.c).
+ * Statements are prepared once per connection ("wq_<id>"). Values: integers as decimal
+ * text, TEXT as text, BLOB (and TEXT with a len) in binary format with its length; the
+ * server checks the encoding of text, so invalid UTF-8 is an ERROR for the core to
+ * report. Results come as text; step() decodes bytea columns so col_text() hands out
+ * their exact bytes. The PGresult is the cursor's: several cursors may be open at once.
  *
- * Statements. Each is prepared once per connection on first use (PQprepare, name
- * "wq_<id>") and run with PQexecPrepared, every value a bound parameter: integers as
- * decimal text, TEXT as text (the server checks its encoding: invalid UTF-8 is an error
- * for the core to report), BLOB in binary format with its length (into a text column the
- * server still checks the encoding; into bytea the bytes go as they are). Results come in
- * text format; a bytea column is decoded in step() so col_text() hands out its exact
- * bytes and length, as a text column's are. The PGresult belongs to the cursor, so
- * several cursors may be open on one connection.
+ * Connection loss: a statement that fails because the connection broke tries PQreset
+ * once right there and reports LOST; while the server stays down, reconnect attempts are
+ * spaced by a backoff (100 ms doubling to 5 s). A generation counter fails every later
+ * statement of a transaction begun on an older connection. Prepared statements and
+ * LISTEN die with the session: the cache is cleared, LISTEN redone. libpq makes its
+ * socket close-on-exec itself (test_sql_postgres checks it, also after a reconnect).
  *
- * Connection loss. A statement that fails because the connection broke (server restart,
- * terminated backend, network cut) tries PQreset once right there and reports
- * WQ__SQL_LOST: a transaction it was in is gone. While the server stays down, reconnect
- * attempts are spaced by a backoff (100 ms doubling to 5 s) on the monotonic clock, so
- * calls fail fast meanwhile. A connection generation counter makes every later statement
- * of a transaction begun on an older connection fail with LOST (it never runs half on the
- * new one). Server-side prepared statements and LISTEN die with the old session: the
- * cache is cleared and LISTEN is redone on the new connection.
- *
- * Invariant the retry below relies on: the core runs statements outside a transaction
- * (autocommit) only for reads. So a statement outside a transaction that failed because
- * the connection had died, and whose connection came back at once, is run again once: it
- * changed nothing. BEGIN is retried the same way.
+ * INVARIANT the retry relies on: the core runs only reads outside a transaction. So a
+ * statement outside a transaction that failed because the connection died, and whose
+ * connection came back at once, is run again once: it changed nothing. BEGIN likewise.
  */
 #include "internal.h"
 #include "sql.h"
 #include "statements.h"
 
-#include <fcntl.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <limits.h>
@@ -43,9 +33,7 @@
 #define RECONNECT_MIN_US (100 * WQ__US_PER_MS)
 #define RECONNECT_MAX_US (5 * WQ__US_PER_S)
 #define MAX_ARGS 32
-/* pg_type.h OIDs (stable since PostgreSQL 7): how text-format values are read back. */
-#define BOOLOID 16
-#define BYTEAOID 17
+#define BYTEAOID 17 /* pg_type.h: a column whose text form step() decodes */
 
 struct wq__conn {
 	PGconn *pg;                          /* owned; never NULL after open */
@@ -57,9 +45,8 @@ struct wq__conn {
 	int in_tx;                           /* between begin and commit/rollback */
 	unsigned gen, tx_gen;                /* connection generation (now, at begin) */
 	int reconnected;                     /* the last loss was followed by a good PQreset */
-	int listen_wanted, listening;
-	int fd_given;                        /* wakeup_fd handed out the socket of fd_gen */
-	unsigned fd_gen;
+	int listen_wanted, listening, fd_given; /* fd_given: wakeup_fd handed out the socket */
+	unsigned fd_gen;                     /* of this generation */
 	int64_t reconnect_at;                /* monotonic µs: no reconnect attempt before */
 	int64_t backoff;                     /* µs; 0 while connected */
 };
@@ -69,12 +56,9 @@ struct wq__cursor {
 	int row;         /* current row; -1 before the first step */
 	int nfields;
 	/* The current row's bytea columns, decoded (PQfreemem'd at the next step / done);
-	 * NULL for other columns. calloc'd with nfields entries when the result has one. */
-	unsigned char **bytes;
-	size_t *nbytes;
+	 * p NULL for other columns. nfields entries when the result has a bytea column. */
+	struct { unsigned char *p; size_t n; } *bytes;
 };
-
-/* ------------------------------------------------------------------ helpers ---- */
 
 static const char *nz(const char *s)
 {
@@ -123,37 +107,15 @@ static int sqlstate_is(const char *state, const char *want)
 	return state && strcmp(state, want) == 0;
 }
 
-static int sqlstate_class(const char *state, const char *cls)
-{
-	return state && strncmp(state, cls, 2) == 0;
-}
-
 static int conn_ok(const struct wq__conn *c)
 {
 	return PQstatus(c->pg) == CONNECTION_OK;
 }
 
-/* libpq marks its socket close-on-exec itself; this makes sure of it on every new
- * connection, since workers fork handlers that must not inherit the session. */
-static void ensure_cloexec(PGconn *pg)
-{
-	int fd = PQsocket(pg), flags;
-
-	if (fd < 0)
-		return;
-	flags = fcntl(fd, F_GETFD);
-	if (flags >= 0 && !(flags & FD_CLOEXEC))
-		(void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
-
-/* ------------------------------------------------------------------ connection ---- */
-
+/* The library never prints: NOTICEs ("relation already exists, skipping") and the FATAL
+ * a terminated backend sends while idle would go to stderr by default. */
 static void quiet_notices(void *arg, const PGresult *res)
 {
-	/* The library never prints: NOTICEs ("relation already exists, skipping") and the
-	 * FATAL a terminated backend sends while idle would go to stderr by default. */
-	(void)arg;
-	(void)res;
 }
 
 /* The channel is SQL_NOTIFY's (sql.h), so LISTEN and NOTIFY cannot disagree. */
@@ -185,7 +147,6 @@ static int reconnect(struct wq__conn *c)
 		return -1;
 	}
 	PQsetNoticeReceiver(c->pg, quiet_notices, NULL);
-	ensure_cloexec(c->pg);
 	c->backoff = 0;
 	c->reconnect_at = 0;
 	c->gen++;
@@ -200,28 +161,22 @@ static int reconnect(struct wq__conn *c)
  * call as LOST either way (its transaction, if any, is gone). */
 static int conn_lost(struct wq__conn *c)
 {
-	char msg[256];
-
-	one_line(msg, sizeof(msg), PQerrorMessage(c->pg));
-	if (!msg[0])
-		wq__strlcpy(msg, "connection closed", sizeof(msg));
-	wq__strlcpy(c->lost, msg, sizeof(c->lost));
+	one_line(c->err, sizeof(c->err), PQerrorMessage(c->pg));
+	if (!c->err[0])
+		wq__strlcpy(c->err, "connection closed", sizeof(c->err));
+	wq__strlcpy(c->lost, c->err, sizeof(c->lost));
 	c->listening = 0;
 	memset(c->prepared, 0, sizeof(c->prepared));
-	c->reconnected = reconnect(c) == 0;
-	wq__strlcpy(c->err, msg, sizeof(c->err));
+	c->reconnected = reconnect(c) == 0; /* a failure there writes c->lost only */
 	return WQ__SQL_LOST;
 }
 
-/*
- * A connection that died while idle (server restart, terminated backend) has its end of
- * stream, often after a FATAL message, waiting in the socket. Reads it now, without
- * blocking, so that a call outside a transaction starts on a new connection instead of
- * failing on the old one, and so that commit() knows a transaction that died before its
- * COMMIT was sent (LOST, not COMMIT_UNKNOWN). The first read may only take the message
- * (parsed by PQisBusy, swallowed by quiet_notices); the second sees the end.
- * Notifications read on the way stay queued for wakeup_drain().
- */
+/* A connection that died while idle has its end of stream, often after a FATAL, waiting
+ * in the socket: read it without blocking, so a call outside a transaction starts on a
+ * new connection, and commit() knows a transaction that died before COMMIT was sent
+ * (LOST, not COMMIT_UNKNOWN). The first read may only take the FATAL (parsed by
+ * PQisBusy, swallowed by quiet_notices); the second sees the end. Notifications read on
+ * the way stay queued for wakeup_drain(). */
 static void probe(struct wq__conn *c)
 {
 	if (!conn_ok(c))
@@ -256,12 +211,29 @@ static int call_ready(struct wq__conn *c)
 	return WQ__SQL_OK;
 }
 
+/* SQLSTATE (or class) → code, first match wins. 57P0x, 08: the server ends the session;
+ * but 08P01 on a good connection is a refused message (a bad Bind: a bug). 26000: a
+ * prepared statement vanished (a pooler, DISCARD): prepared again next time. */
+static const struct {
+	const char *state;
+	int code;
+} sqlstates[] = {
+	{"57P01", WQ__SQL_LOST},  {"57P02", WQ__SQL_LOST},   {"57P03", WQ__SQL_LOST},
+	{"08P01", WQ__SQL_ERROR}, {"08", WQ__SQL_LOST},      {"40001", WQ__SQL_BUSY},
+	{"40P01", WQ__SQL_BUSY},  {"55P03", WQ__SQL_BUSY},   {"53300", WQ__SQL_BUSY},
+	{"57014", WQ__SQL_BUSY},  {"26000", WQ__SQL_BUSY},   {"53200", WQ__SQL_NOMEM},
+	{"54000", WQ__SQL_TOOBIG}, {"53100", WQ__SQL_IO},    {"58", WQ__SQL_IO},
+	{"23505", WQ__SQL_UNIQUE}, {"23503", WQ__SQL_FOREIGN}, {"XX001", WQ__SQL_CORRUPT},
+	{"XX002", WQ__SQL_CORRUPT}, /* anything else (22021 bad encoding too): ERROR */
+};
+
 /* Maps a failed statement (res may be NULL) and records its message. Reads the
  * connection's state, so call it before any other statement. */
 static int pg_fail(struct wq__conn *c, const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	size_t i;
 
 	if (PQstatus(c->pg) == CONNECTION_BAD)
 		return conn_lost(c);
@@ -270,34 +242,12 @@ static int pg_fail(struct wq__conn *c, const PGresult *res)
 						       : PQerrorMessage(c->pg));
 	if (!res)
 		return WQ__SQL_NOMEM;
-	/* The server says the session is ending; libpq notices at the next read. (08P01
-	 * with the connection still good is a refused message, e.g. a bad Bind: a bug.) */
-	if ((sqlstate_class(state, "08") && !sqlstate_is(state, "08P01")) ||
-	    sqlstate_is(state, "57P01") || sqlstate_is(state, "57P02") ||
-	    sqlstate_is(state, "57P03"))
-		return WQ__SQL_LOST;
-	if (sqlstate_is(state, "40001") || sqlstate_is(state, "40P01") ||
-	    sqlstate_is(state, "55P03") || sqlstate_is(state, "53300") ||
-	    sqlstate_is(state, "57014"))
-		return WQ__SQL_BUSY;
-	if (sqlstate_is(state, "26000")) {
-		/* A prepared statement vanished (a pooler, DISCARD): prepare again next time. */
+	if (sqlstate_is(state, "26000"))
 		memset(c->prepared, 0, sizeof(c->prepared));
-		return WQ__SQL_BUSY;
-	}
-	if (sqlstate_is(state, "53200"))
-		return WQ__SQL_NOMEM;
-	if (sqlstate_is(state, "54000"))
-		return WQ__SQL_TOOBIG;
-	if (sqlstate_is(state, "53100") || sqlstate_class(state, "58"))
-		return WQ__SQL_IO;
-	if (sqlstate_is(state, "23505"))
-		return WQ__SQL_UNIQUE;
-	if (sqlstate_is(state, "23503"))
-		return WQ__SQL_FOREIGN;
-	if (sqlstate_is(state, "XX001") || sqlstate_is(state, "XX002"))
-		return WQ__SQL_CORRUPT;
-	return WQ__SQL_ERROR; /* 22021 (invalid byte sequence) among the rest */
+	for (i = 0; state && i < sizeof(sqlstates) / sizeof(sqlstates[0]); i++)
+		if (strncmp(state, sqlstates[i].state, strlen(sqlstates[i].state)) == 0)
+			return sqlstates[i].code;
+	return WQ__SQL_ERROR;
 }
 
 /* Runs text without values by the simple protocol (transaction control, scripts). */
@@ -312,8 +262,6 @@ static int simple(struct wq__conn *c, const char *sql)
 	PQclear(res);
 	return rc;
 }
-
-/* ------------------------------------------------------------------ open / close ---- */
 
 /*
  * Connection options. Those before "dbname" are defaults the URL may override: a bounded
@@ -371,8 +319,7 @@ static int pg_open(const char *url, struct wq__conn **out, char *msg, size_t msg
 	opts = PQconninfoParse(url, &perr);
 	if (!opts) {
 		one_line(line, sizeof(line), perr);
-		snprintf(msg, msgsz, "%s%s", perr ? "invalid PostgreSQL URL: " : "out of memory",
-			 line);
+		snprintf(msg, msgsz, perr ? "invalid PostgreSQL URL: %s" : "out of memory%s", line);
 		rc = perr ? WQ__SQL_ERROR : WQ__SQL_NOMEM;
 		PQfreemem(perr);
 		return rc;
@@ -398,7 +345,6 @@ static int pg_open(const char *url, struct wq__conn **out, char *msg, size_t msg
 		return ping == PQPING_NO_RESPONSE || ping == PQPING_REJECT ? WQ__SQL_BUSY
 									 : WQ__SQL_IO;
 	}
-	ensure_cloexec(c->pg);
 	*out = c;
 	return WQ__SQL_OK;
 }
@@ -413,8 +359,6 @@ static const char *pg_errmsg(struct wq__conn *c)
 	return c->err;
 }
 
-/* ------------------------------------------------------------------ transactions ---- */
-
 /* Default isolation of a database may differ: ask for READ COMMITTED by name. The
  * `write` flag changes nothing (a READ ONLY transaction would refuse FOR UPDATE). */
 #define BEGIN_SQL "BEGIN ISOLATION LEVEL READ COMMITTED"
@@ -423,17 +367,13 @@ static int pg_begin(struct wq__conn *c, int write)
 {
 	int rc;
 
-	(void)write;
-	if (c->in_tx)
-		return set_err(c, WQ__SQL_ERROR, "begin: a transaction is already open");
 	rc = conn_ready(c);
 	if (rc)
 		return rc;
 	c->reconnected = 0;
 	rc = simple(c, BEGIN_SQL);
 	if (rc == WQ__SQL_LOST && c->reconnected) {
-		/* The connection had died while idle: nothing was done, start over on the new
-		 * one. */
+		/* died while idle: nothing was done; start over on the new connection */
 		c->reconnected = 0;
 		rc = simple(c, BEGIN_SQL);
 	}
@@ -448,25 +388,18 @@ static int pg_begin(struct wq__conn *c, int write)
  * has rolled it back already; then there is nothing to do. */
 static void pg_rollback(struct wq__conn *c)
 {
-	PGresult *res;
-
 	c->in_tx = 0;
-	if (conn_ok(c) && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
-		res = PQexec(c->pg, "ROLLBACK");
-		PQclear(res);
-	}
+	if (conn_ok(c) && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
+		PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
-/* COMMIT. When the connection broke (or the server ended the session) before the answer
- * came, whether it committed is unknown: COMMIT_UNKNOWN. A COMMIT the server turned into
- * a ROLLBACK (an earlier failure inside it went unnoticed) is an ERROR. */
+/* No answer to COMMIT (the connection broke, the session ended): COMMIT_UNKNOWN. A COMMIT
+ * the server turned into ROLLBACK (a failure inside went unnoticed): ERROR. */
 static int pg_commit(struct wq__conn *c)
 {
 	PGresult *res;
 	int rc = WQ__SQL_OK;
 
-	if (!c->in_tx)
-		return set_err(c, WQ__SQL_ERROR, "commit: no transaction is open");
 	probe(c);
 	rc = call_ready(c); /* known lost before COMMIT was sent: nothing committed */
 	if (rc) {
@@ -488,8 +421,6 @@ static int pg_commit(struct wq__conn *c)
 	return rc;
 }
 
-/* ------------------------------------------------------------------ statements ---- */
-
 /* Prepares statement `id` on this connection and learns how many parameters it takes,
  * so that extra trailing arguments (a dialect variant that needs fewer) are not sent. */
 static int prepare(struct wq__conn *c, int id, const char *name)
@@ -498,10 +429,8 @@ static int prepare(struct wq__conn *c, int id, const char *name)
 	PGresult *res;
 	int rc = WQ__SQL_OK;
 
-	if (!text) {
-		snprintf(c->err, sizeof(c->err), "statement %d has no PostgreSQL text", id);
-		return WQ__SQL_ERROR;
-	}
+	if (!text)
+		return set_err(c, WQ__SQL_ERROR, "a statement without PostgreSQL text");
 	res = PQprepare(c->pg, name, text, 0, NULL);
 	/* 42P05: prepared already on this session (the cache was cleared by a 26000). */
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
@@ -574,8 +503,8 @@ static void cursor_row_free(struct wq__cursor *cur)
 	int i;
 
 	for (i = 0; cur->bytes && i < cur->nfields; i++) {
-		PQfreemem(cur->bytes[i]);
-		cur->bytes[i] = NULL;
+		PQfreemem(cur->bytes[i].p);
+		cur->bytes[i].p = NULL;
 	}
 }
 
@@ -585,7 +514,6 @@ static void pg_done(struct wq__cursor *cur)
 		return;
 	cursor_row_free(cur);
 	free(cur->bytes);
-	free(cur->nbytes);
 	PQclear(cur->res);
 	free(cur);
 }
@@ -598,15 +526,12 @@ static int cursor_init(struct wq__conn *c, struct wq__cursor *cur, PGresult *res
 	cur->res = res;
 	cur->row = -1;
 	cur->nfields = PQnfields(res);
-	for (i = 0; i < cur->nfields; i++) {
-		if (PQftype(res, i) != BYTEAOID)
-			continue;
+	for (i = 0; i < cur->nfields && PQftype(res, i) != BYTEAOID; i++)
+		;
+	if (i < cur->nfields)
 		cur->bytes = calloc((size_t)cur->nfields, sizeof(*cur->bytes));
-		cur->nbytes = calloc((size_t)cur->nfields, sizeof(*cur->nbytes));
-		if (!cur->bytes || !cur->nbytes)
-			return set_err(c, WQ__SQL_NOMEM, "out of memory (a result row)");
-		break;
-	}
+	if (i < cur->nfields && !cur->bytes)
+		return set_err(c, WQ__SQL_NOMEM, "out of memory (a result row)");
 	return WQ__SQL_OK;
 }
 
@@ -638,9 +563,7 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 		rc = c->prepared[id] ? WQ__SQL_OK : prepare(c, id, name);
 		if (rc == WQ__SQL_OK) {
 			if (nargs < c->nparams[id]) {
-				snprintf(c->err, sizeof(c->err), "statement %d takes %d "
-					 "arguments, %d given", id, c->nparams[id], nargs);
-				rc = WQ__SQL_ERROR;
+				rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
 				break;
 			}
 			res = PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len, p.fmt,
@@ -667,6 +590,7 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 /* The next row; its bytea columns are decoded here, where a failure can be reported. */
 static int pg_step(struct wq__cursor *cur)
 {
+	const unsigned char *v;
 	int i;
 
 	cursor_row_free(cur);
@@ -676,9 +600,9 @@ static int pg_step(struct wq__cursor *cur)
 	for (i = 0; cur->bytes && i < cur->nfields; i++) {
 		if (PQftype(cur->res, i) != BYTEAOID || PQgetisnull(cur->res, cur->row, i))
 			continue;
-		cur->bytes[i] = PQunescapeBytea(
-			(const unsigned char *)PQgetvalue(cur->res, cur->row, i), &cur->nbytes[i]);
-		if (!cur->bytes[i])
+		v = (const unsigned char *)PQgetvalue(cur->res, cur->row, i);
+		cur->bytes[i].p = PQunescapeBytea(v, &cur->bytes[i].n);
+		if (!cur->bytes[i].p)
 			return -WQ__SQL_NOMEM;
 	}
 	return 1;
@@ -691,32 +615,24 @@ static int pg_is_null(struct wq__cursor *cur, int col)
 
 static int64_t pg_col_i64(struct wq__cursor *cur, int col)
 {
-	const char *v;
-
 	if (PQgetisnull(cur->res, cur->row, col))
 		return 0;
-	v = PQgetvalue(cur->res, cur->row, col);
-	if (PQftype(cur->res, col) == BOOLOID)
-		return v[0] == 't';
-	return strtoll(v, NULL, 10);
+	return strtoll(PQgetvalue(cur->res, cur->row, col), NULL, 10);
 }
 
+/* libpq gives "" for NULL; a bytea column's bytes are step()'s decoding. */
 static const char *pg_col_text(struct wq__cursor *cur, int col, size_t *len)
 {
-	const char *v = "";
-	size_t n = 0;
+	const char *v = PQgetvalue(cur->res, cur->row, col);
+	size_t n = (size_t)PQgetlength(cur->res, cur->row, col);
 
-	if (cur->bytes && cur->bytes[col]) {
-		v = (const char *)cur->bytes[col];
-		n = cur->nbytes[col];
-	} else if (!PQgetisnull(cur->res, cur->row, col) &&
-		   PQftype(cur->res, col) != BYTEAOID) {
-		v = PQgetvalue(cur->res, cur->row, col);
-		n = (size_t)PQgetlength(cur->res, cur->row, col);
+	if (PQftype(cur->res, col) == BYTEAOID) {
+		v = cur->bytes && cur->bytes[col].p ? (const char *)cur->bytes[col].p : "";
+		n = cur->bytes && cur->bytes[col].p ? cur->bytes[col].n : 0;
 	}
 	if (len)
-		*len = n;
-	return v;
+		*len = v ? n : 0;
+	return v ? v : "";
 }
 
 static int64_t pg_changes(struct wq__cursor *cur)
@@ -731,27 +647,21 @@ static int pg_script(struct wq__conn *c, const char *sql)
 	return rc ? rc : simple(c, sql);
 }
 
-/* ------------------------------------------------------------------ wake-ups ---- */
-
-/*
- * The socket changes with every reconnect, and a reconnect may happen inside any call,
- * even one that succeeds; the new socket often gets the old number. So wakeup_drain
- * answers -1 whenever the connection is not the one whose socket wakeup_fd handed out:
- * the caller re-arms its watch even when the number looks the same.
- */
+/* The socket changes with every reconnect, which any call may do, and often keeps its
+ * number: so wakeup_drain answers -1 whenever the connection is not the one whose socket
+ * wakeup_fd handed out, and the caller re-arms its watch. */
 static int pg_wakeup_fd(struct wq__conn *c)
 {
 	c->fd_given = 0;
 	if (conn_ready(c) != WQ__SQL_OK)
 		return -1;
 	c->listen_wanted = 1;
-	if (!c->listening) {
+	if (!c->listening)
 		listen_now(c);
-		if (!c->listening) {
-			if (PQstatus(c->pg) == CONNECTION_BAD)
-				conn_lost(c);
-			return -1;
-		}
+	if (!c->listening) {
+		if (PQstatus(c->pg) == CONNECTION_BAD)
+			conn_lost(c);
+		return -1;
 	}
 	c->fd_given = 1;
 	c->fd_gen = c->gen;
@@ -774,10 +684,6 @@ static int pg_wakeup_drain(struct wq__conn *c)
 		got = 1;
 		PQfreemem(note);
 	}
-	if (PQstatus(c->pg) == CONNECTION_BAD) {
-		c->listening = 0;
-		return -1;
-	}
 	return got;
 }
 
@@ -785,21 +691,9 @@ const struct wq__sql_driver wq__postgres_driver = {
 	.name = "postgres",
 	.caps = WQ__SQL_CAP_SKIP_LOCKED | WQ__SQL_CAP_NOTIFY | WQ__SQL_CAP_COMMIT_LOST,
 	.dialect = &wq__postgres_dialect,
-	.open = pg_open,
-	.close = pg_close,
-	.label = pg_label,
-	.errmsg = pg_errmsg,
-	.begin = pg_begin,
-	.commit = pg_commit,
-	.rollback = pg_rollback,
-	.exec = pg_exec,
-	.step = pg_step,
-	.is_null = pg_is_null,
-	.col_i64 = pg_col_i64,
-	.col_text = pg_col_text,
-	.changes = pg_changes,
-	.done = pg_done,
-	.script = pg_script,
-	.wakeup_fd = pg_wakeup_fd,
-	.wakeup_drain = pg_wakeup_drain,
+	.open = pg_open, .close = pg_close, .label = pg_label, .errmsg = pg_errmsg,
+	.begin = pg_begin, .commit = pg_commit, .rollback = pg_rollback,
+	.exec = pg_exec, .step = pg_step, .is_null = pg_is_null, .col_i64 = pg_col_i64,
+	.col_text = pg_col_text, .changes = pg_changes, .done = pg_done, .script = pg_script,
+	.wakeup_fd = pg_wakeup_fd, .wakeup_drain = pg_wakeup_drain,
 };

@@ -1,38 +1,20 @@
 /*
- * sql_sqlite.c — the SQLite driver under the store operations (the contract is sql.h).
+ * sql_sqlite.c — the SQLite driver (contract: sql.h).
  *
  * Several processes share one database file: WAL journal, a busy_timeout, and every write
  * transaction opened with BEGIN IMMEDIATE so a writer takes the write lock up front (a
  * deferred transaction that reads and then writes can deadlock against another one doing
  * the same, and in WAL mode can fail with SQLITE_BUSY_SNAPSHOT without ever waiting).
- * open() sets the connection up exactly as sqlite.c's sq_open/set_pragmas did.
  *
- * Statements: the text of statement `id` is wq__sql_text(&wq__sqlite_dialect, id), with
- * $N placeholders. SQLite reads "$1" as a *named* parameter numbered by first appearance
- * ("SELECT $2, $1" binds $2 as parameter 1), so the text is rewritten to ?N at prepare
- * time, outside quoted text and comments (rewrite_params). Each statement is prepared
- * once per connection (SQLITE_PREPARE_PERSISTENT) and cached by id; exec() resets it,
- * binds, and hands out the cursor of that id (one per id, inside the connection: two
- * different statements may be open at once, the same one cannot).
+ * Statements are prepared once per connection, cached by id, $N rewritten to ?N. Each id
+ * has its own cursor: two different statements may be open at once, the same one cannot.
+ * Binding is without copy (done() unbinds). The storage class follows the argument type,
+ * never the column (the driver cannot see it): TEXT -> TEXT (strlen bytes, NULL binds "",
+ * exactly len bytes when len > 0), BLOB -> BLOB (len 0: empty, not NULL). So the payload
+ * (TEXT) and the result (BLOB) keep the storage classes the old sqlite.c gave them.
  *
- * Binding: arguments are bound without copy (SQLITE_STATIC); done() unbinds, so the
- * caller's memory must live until then (sql.h). The storage class follows the argument
- * type, which keeps the columns as sqlite.c stored them:
- *   WQ__ARG_TEXT  -> TEXT, strlen bytes (NULL binds ""); a TEXT argument with len > 0 is
- *                    bound with exactly len bytes (TEXT storage, may hold any bytes).
- *                    The payload is TEXT (sqlite.c: bind_text64 into payload TEXT).
- *   WQ__ARG_BLOB  -> BLOB of len bytes (len 0: an empty blob, never NULL). The result
- *                    is BLOB (sqlite.c: bind_blob64 into result BLOB).
- *   WQ__ARG_I64   -> INTEGER;  WQ__ARG_NULL -> NULL.
- * The driver cannot tell which column a parameter feeds, so it never converts: a caller
- * that wants TEXT storage for bytes with a length passes TEXT with len > 0.
- *
- * Errors: every failure maps its extended result code to enum wq__sqlerr (sqlerr) and
- * copies sqlite3_errmsg() into the connection at failure time: a later ROLLBACK would
- * overwrite SQLite's own message.
- *
- * Descriptors: SQLite's unix VFS opens the database, journal, WAL and shm files with
- * O_CLOEXEC (robust_open), so nothing leaks into handlers (checked by the driver test).
+ * A failure's message is copied at failure time: a later ROLLBACK would overwrite
+ * sqlite3_errmsg(). SQLite opens every file with O_CLOEXEC (checked by the driver test).
  */
 #include "sql.h"
 #include "statements.h"
@@ -43,32 +25,31 @@
 #include <string.h>
 #include <strings.h>
 
-#define BUSY_TIMEOUT_MS 10000 /* as sqlite.c */
+#define BUSY_TIMEOUT_MS 10000
 #define WQ_SQLITE_MIN_VERSION 3035000 /* RETURNING, ON CONFLICT DO UPDATE */
 
-extern const struct wq__dialect wq__sqlite_dialect; /* dialect_sqlite.c */
-
-/* One executing statement: the cached sqlite3_stmt of one id. */
 struct wq__cursor {
 	struct wq__conn *c;
 	sqlite3_stmt *st; /* borrowed from c->st[id] */
-	int64_t rows;     /* rows stepped so far (RETURNING: one per changed row) */
+	int64_t rows;     /* rows stepped so far */
 	int64_t changes;  /* -1 until SQLITE_DONE */
 };
 
+enum { TX_BEGIN_WRITE, TX_BEGIN_READ, TX_COMMIT, TX_ROLLBACK, TX__COUNT };
+static const char *const tx_sql[TX__COUNT] = {"BEGIN IMMEDIATE", "BEGIN", "COMMIT",
+					      "ROLLBACK"};
+
 struct wq__conn {
 	sqlite3 *db;
-	char *path;                             /* owned */
-	sqlite3_stmt *st[WQ__SQL_COUNT];        /* owned; prepared on first use */
+	char *path;                      /* owned */
+	sqlite3_stmt *st[WQ__SQL_COUNT]; /* owned; prepared on first use */
+	sqlite3_stmt *tx[TX__COUNT];     /* owned; prepared on first use */
 	struct wq__cursor cur[WQ__SQL_COUNT];
-	sqlite3_stmt *begin_w, *begin_r, *commit, *rollback; /* owned */
-	char err[512];                          /* the last failure's message */
+	char err[512]; /* the last failure's message */
 };
 
-/* ------------------------------------------------------------------ errors ---- */
-
-/* The core's view of a SQLite (extended) result code. */
-static enum wq__sqlerr sqlerr(int rc)
+/* The core's view (enum wq__sqlerr) of an extended result code. */
+static int sqlerr(int rc)
 {
 	switch (rc) {
 	case SQLITE_CONSTRAINT_UNIQUE:
@@ -80,8 +61,6 @@ static enum wq__sqlerr sqlerr(int rc)
 		return WQ__SQL_NOMEM;
 	}
 	switch (rc & 0xff) {
-	case SQLITE_OK:
-		return WQ__SQL_OK;
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
 		return WQ__SQL_BUSY;
@@ -103,8 +82,7 @@ static enum wq__sqlerr sqlerr(int rc)
 	}
 }
 
-/* Records a failure: its message now (before anything else runs on the connection), its
- * code as the core sees it. `msg` NULL means sqlite3_errmsg(). */
+/* Records a failure (msg NULL: SQLite's own message) and returns its code. */
 static int fail(struct wq__conn *c, int rc, const char *msg)
 {
 	snprintf(c->err, sizeof(c->err), "%s", msg ? msg : sqlite3_errmsg(c->db));
@@ -113,79 +91,44 @@ static int fail(struct wq__conn *c, int rc, const char *msg)
 
 /* ------------------------------------------------------------------ statements ---- */
 
-/*
- * Rewrites $N placeholders to ?N in place (same length). Text in '...' (string
- * literals, '' is an escaped quote), "..." and `...` (identifiers), [...] and comments
- * (-- to the end of the line, slash-star to star-slash) is left alone: a '$1' there is
- * data. A $ not followed by a digit is left alone too.
- */
+/* Rewrites $N to ?N in place. SQLite reads "$1" as a *named* parameter numbered by first
+ * appearance ("SELECT $2, $1" would bind $2 first). Quoted text ('...', "...", `...`,
+ * [...]; a doubled quote scans as close + open) and comments are left alone. */
 static void rewrite_params(char *sql)
 {
 	char *p = sql, *end;
-	char close;
 
 	while (*p) {
-		switch (*p) {
-		case '\'':
-		case '"':
-		case '`':
-		case '[':
-			close = *p == '[' ? ']' : *p;
-			/* A doubled quote inside is an escaped one: scanning it as a close
-			 * followed by an open gives the same result. */
-			end = strchr(p + 1, close);
-			p = end ? end + 1 : p + strlen(p);
-			break;
-		case '-':
-			if (p[1] == '-') {
-				end = strchr(p, '\n');
-				p = end ? end + 1 : p + strlen(p);
-			} else {
-				p++;
-			}
-			break;
-		case '/':
-			if (p[1] == '*') {
-				end = strstr(p + 2, "*/");
-				p = end ? end + 2 : p + strlen(p);
-			} else {
-				p++;
-			}
-			break;
-		case '$':
-			if (p[1] >= '0' && p[1] <= '9')
+		if (*p == '\'' || *p == '"' || *p == '`' || *p == '[')
+			end = strchr(p + 1, *p == '[' ? ']' : *p);
+		else if (p[0] == '-' && p[1] == '-')
+			end = strchr(p, '\n');
+		else if (p[0] == '/' && p[1] == '*')
+			end = (end = strstr(p + 2, "*/")) ? end + 1 : NULL;
+		else {
+			if (p[0] == '$' && p[1] >= '0' && p[1] <= '9')
 				*p = '?';
 			p++;
-			break;
-		default:
-			p++;
+			continue;
 		}
+		p = end ? end + 1 : p + strlen(p); /* unterminated: no SQL after it */
 	}
 }
 
-/* Prepares SQL text with $N placeholders (persistent: it lives in a cache). */
 static int prepare(struct wq__conn *c, const char *text, sqlite3_stmt **out)
 {
-	size_t n = strlen(text) + 1;
-	char *sql = malloc(n);
+	char *sql = strdup(text);
 	int rc;
 
 	*out = NULL;
 	if (!sql)
 		return fail(c, SQLITE_NOMEM, "out of memory");
-	memcpy(sql, text, n);
 	rewrite_params(sql);
 	rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
 	free(sql);
-	if (rc != SQLITE_OK) {
-		sqlite3_finalize(*out);
-		*out = NULL;
-		return fail(c, rc, NULL);
-	}
-	return WQ__SQL_OK;
+	return rc == SQLITE_OK ? WQ__SQL_OK : fail(c, rc, NULL); /* *out is NULL on failure */
 }
 
-/* Binds one argument to parameter i (1-based); an SQLite result code. */
 static int bind_arg(sqlite3_stmt *st, int i, const struct wq__arg *a)
 {
 	switch (a->type) {
@@ -194,25 +137,21 @@ static int bind_arg(sqlite3_stmt *st, int i, const struct wq__arg *a)
 	case WQ__ARG_I64:
 		return sqlite3_bind_int64(st, i, (sqlite3_int64)a->i);
 	case WQ__ARG_TEXT:
-		if (!a->p)
-			return sqlite3_bind_text(st, i, "", 0, SQLITE_STATIC);
-		if (a->len > 0)
+		if (a->p && a->len > 0)
 			return sqlite3_bind_text64(st, i, a->p, a->len, SQLITE_STATIC, SQLITE_UTF8);
-		return sqlite3_bind_text(st, i, a->p, -1, SQLITE_STATIC);
+		return sqlite3_bind_text(st, i, a->p ? a->p : "", -1, SQLITE_STATIC);
 	case WQ__ARG_BLOB:
 		if (a->len == 0)
 			return sqlite3_bind_zeroblob(st, i, 0);
-		if (!a->p)
-			return SQLITE_MISUSE;
-		return sqlite3_bind_blob64(st, i, a->p, a->len, SQLITE_STATIC);
+		if (a->p)
+			return sqlite3_bind_blob64(st, i, a->p, a->len, SQLITE_STATIC);
 	}
 	return SQLITE_MISUSE;
 }
 
-/* Resets `st` and binds args to it: the cursor of a statement ready to step. Every
- * parameter of the statement must get an argument (an unbound one would silently be
- * NULL); arguments beyond the statement's highest $N are ignored (a dialect variant may
- * not need all of them). */
+/* Resets st and binds args: cur is then ready to step. Every parameter must get an
+ * argument (an unbound one would silently be NULL); arguments beyond the highest $N are
+ * ignored (a dialect variant may not need them all). */
 static int cursor_start(struct wq__conn *c, struct wq__cursor *cur, sqlite3_stmt *st,
 			const struct wq__arg *args, int nargs)
 {
@@ -234,10 +173,7 @@ static int cursor_start(struct wq__conn *c, struct wq__cursor *cur, sqlite3_stmt
 			return rc;
 		}
 	}
-	cur->c = c;
-	cur->st = st;
-	cur->rows = 0;
-	cur->changes = -1;
+	*cur = (struct wq__cursor){c, st, 0, -1};
 	return WQ__SQL_OK;
 }
 
@@ -252,9 +188,7 @@ static int sq_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 		return fail(c, SQLITE_MISUSE, "no such statement");
 	if (!c->st[id]) {
 		text = wq__sql_text(&wq__sqlite_dialect, id);
-		if (!text)
-			return fail(c, SQLITE_MISUSE, "statement has no SQLite text");
-		rc = prepare(c, text, &c->st[id]);
+		rc = text ? prepare(c, text, &c->st[id]) : fail(c, SQLITE_MISUSE, "no SQLite text");
 		if (rc)
 			return rc;
 	}
@@ -289,8 +223,8 @@ static int64_t sq_col_i64(struct wq__cursor *cur, int col)
 	return sqlite3_column_int64(cur->st, col);
 }
 
-/* Text first, then bytes: the order SQLite documents for a stable length. A value
- * that cannot be converted (out of memory) reads as "". */
+/* Text, then bytes: the order SQLite documents. A value that cannot be converted (out of
+ * memory) reads as "". */
 static const char *sq_col_text(struct wq__cursor *cur, int col, size_t *len)
 {
 	const unsigned char *text = sqlite3_column_text(cur->st, col);
@@ -300,10 +234,9 @@ static const char *sq_col_text(struct wq__cursor *cur, int col, size_t *len)
 	return text ? (const char *)text : "";
 }
 
-/* sqlite3_changes() is set when a statement completes; a RETURNING statement makes all
- * its changes in the first step but completes after its last row. So: the exact count
- * once stepped to the end, and before that the rows returned so far — for a statement
- * with RETURNING, one row per changed row; step to the end for the total. */
+/* sqlite3_changes() is set when a statement completes, and a RETURNING statement, which
+ * makes all its changes in the first step, completes after its last row: until then the
+ * count is the rows returned so far (one per changed row). */
 static int64_t sq_changes(struct wq__cursor *cur)
 {
 	if (cur->changes >= 0)
@@ -321,47 +254,40 @@ static void sq_done(struct wq__cursor *cur)
 
 /* ------------------------------------------------------------------ transactions ---- */
 
-/* Runs one of the cached transaction statements (prepared on first use). */
-static int tx_run(struct wq__conn *c, sqlite3_stmt **st, const char *sql)
+/* Runs a transaction statement. A failing ROLLBACK (record 0) keeps the message of the
+ * failure that led to it. */
+static int tx_run(struct wq__conn *c, int tx, int record)
 {
-	int rc;
+	int rc = SQLITE_OK;
 
-	if (!*st) {
-		rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
-		if (rc != SQLITE_OK) {
-			sqlite3_finalize(*st);
-			*st = NULL;
-			return fail(c, rc, NULL);
-		}
-	}
-	rc = sqlite3_step(*st);
-	rc = rc == SQLITE_DONE ? WQ__SQL_OK : fail(c, rc, NULL);
-	sqlite3_reset(*st);
+	if (!c->tx[tx])
+		rc = sqlite3_prepare_v3(c->db, tx_sql[tx], -1, SQLITE_PREPARE_PERSISTENT,
+					&c->tx[tx], NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(c->tx[tx]);
+	if (rc == SQLITE_DONE)
+		rc = WQ__SQL_OK;
+	else
+		rc = record ? fail(c, rc, NULL) : sqlerr(rc);
+	sqlite3_reset(c->tx[tx]); /* NULL: a no-op */
 	return rc;
 }
 
 static int sq_begin(struct wq__conn *c, int write)
 {
-	return write ? tx_run(c, &c->begin_w, "BEGIN IMMEDIATE") : tx_run(c, &c->begin_r, "BEGIN");
+	return tx_run(c, write ? TX_BEGIN_WRITE : TX_BEGIN_READ, 1);
 }
 
 static int sq_commit(struct wq__conn *c)
 {
-	return tx_run(c, &c->commit, "COMMIT");
+	return tx_run(c, TX_COMMIT, 1);
 }
 
-/* SQLite may already have rolled the transaction back on its own (after SQLITE_FULL,
- * SQLITE_IOERR, ...); then there is nothing to do. The message of the failure that led
- * here is kept. */
+/* SQLite may already have rolled back on its own (after SQLITE_FULL, SQLITE_IOERR...). */
 static void sq_rollback(struct wq__conn *c)
 {
-	char keep[sizeof(c->err)];
-
-	if (sqlite3_get_autocommit(c->db))
-		return;
-	memcpy(keep, c->err, sizeof(keep));
-	tx_run(c, &c->rollback, "ROLLBACK");
-	memcpy(c->err, keep, sizeof(keep));
+	if (!sqlite3_get_autocommit(c->db))
+		tx_run(c, TX_ROLLBACK, 0);
 }
 
 static int sq_script(struct wq__conn *c, const char *sql)
@@ -385,17 +311,14 @@ static void sq_close(struct wq__conn *c)
 		return;
 	for (i = 0; i < WQ__SQL_COUNT; i++)
 		sqlite3_finalize(c->st[i]);
-	sqlite3_finalize(c->begin_w);
-	sqlite3_finalize(c->begin_r);
-	sqlite3_finalize(c->commit);
-	sqlite3_finalize(c->rollback);
+	for (i = 0; i < TX__COUNT; i++)
+		sqlite3_finalize(c->tx[i]);
 	sqlite3_close_v2(c->db);
 	free(c->path);
 	free(c);
 }
 
-/* "sqlite:PATH", "file:PATH", "sqlite:///abs/path", "file:///abs/path" or a plain path
- * (the core stat()s it before a non-migrating open). */
+/* "sqlite:PATH", "file:PATH", "sqlite:///abs/path", "file:///abs/path" or a plain path. */
 const char *wq__sqlite_path(const char *url)
 {
 	if (strncmp(url, "sqlite:", 7) == 0)
@@ -409,21 +332,17 @@ const char *wq__sqlite_path(const char *url)
 	return url;
 }
 
-/* An open failure in sqlite.c's words (db_fail): the path, what failed, SQLite's say. */
+/* An open failure in the old sqlite.c's words: the path, what failed, SQLite's say. */
 static int open_fail(struct wq__conn *c, int rc, const char *what, char *msg, size_t msgsz)
 {
 	const char *native = sqlite3_errmsg(c->db);
 
-	switch (sqlerr(rc)) {
-	case WQ__SQL_BUSY:
+	if (sqlerr(rc) == WQ__SQL_BUSY)
 		snprintf(msg, msgsz, "database %s is busy (%s): %s", c->path, what, native);
-		break;
-	case WQ__SQL_NOMEM:
+	else if (sqlerr(rc) == WQ__SQL_NOMEM)
 		snprintf(msg, msgsz, "out of memory (database %s, %s)", c->path, what);
-		break;
-	default:
+	else
 		snprintf(msg, msgsz, "database %s: %s: %s", c->path, what, native);
-	}
 	return sqlerr(rc);
 }
 
@@ -434,13 +353,13 @@ static int pragma(struct wq__conn *c, const char *sql, char *msg, size_t msgsz)
 	return rc == SQLITE_OK ? WQ__SQL_OK : open_fail(c, rc, sql, msg, msgsz);
 }
 
-/* The WAL journal. Switching a fresh file to WAL needs an exclusive lock, and SQLite
- * reports SQLITE_BUSY for it without calling the busy handler when another process is
- * doing the same (concurrent `wakeq init`): wait here, as long as busy_timeout would. */
+/* Switching a fresh file to WAL needs an exclusive lock, and SQLite reports SQLITE_BUSY
+ * for it without calling the busy handler when another process is doing the same
+ * (concurrent `wakeq init`): wait here, as long as busy_timeout would. */
 static int set_wal(struct wq__conn *c, char *msg, size_t msgsz)
 {
 	sqlite3_stmt *st = NULL;
-	const unsigned char *mode;
+	const char *mode;
 	int rc, waited = 0;
 
 	rc = sqlite3_prepare_v2(c->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
@@ -460,23 +379,20 @@ static int set_wal(struct wq__conn *c, char *msg, size_t msgsz)
 		} else {
 			rc = open_fail(c, rc, "set journal_mode", msg, msgsz);
 		}
-		goto out;
+	} else {
+		mode = (const char *)sqlite3_column_text(st, 0);
+		rc = WQ__SQL_OK;
+		if (!mode || (strcmp(mode, "wal") != 0 && strcmp(mode, "memory") != 0)) {
+			snprintf(msg, msgsz,
+				 "database %s: cannot use the WAL journal (journal mode stays %s)",
+				 c->path, mode ? mode : "unknown");
+			rc = WQ__SQL_IO; /* e.g. no shared memory on this file system */
+		}
 	}
-	mode = sqlite3_column_text(st, 0);
-	rc = WQ__SQL_OK;
-	if (!mode || (strcmp((const char *)mode, "wal") != 0 &&
-		      strcmp((const char *)mode, "memory") != 0)) {
-		snprintf(msg, msgsz,
-			 "database %s: cannot use the WAL journal (journal mode stays %s)",
-			 c->path, mode ? (const char *)mode : "unknown");
-		rc = WQ__SQL_ERROR;
-	}
-out:
 	sqlite3_finalize(st);
 	return rc;
 }
 
-/* The connection's settings, in sqlite.c's order. */
 static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 {
 	const char *sync = getenv("WAKEQ_SQLITE_SYNCHRONOUS");
@@ -494,7 +410,6 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 			 sync);
 		return WQ__SQL_ERROR;
 	}
-
 	sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
 	rc = set_wal(c, msg, msgsz);
 	if (!rc)
@@ -504,66 +419,54 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 	return rc;
 }
 
-/* Open failures and what they return: no or empty path, SQLite too old: WQ__SQL_ERROR;
- * out of memory: WQ__SQL_NOMEM; the file cannot be opened: WQ__SQL_IO; not a database:
- * WQ__SQL_CORRUPT; an invalid $WAKEQ_SQLITE_SYNCHRONOUS: WQ__SQL_ERROR (sqlite.c said
- * WQ_ECONFIG); a pragma failing: its mapped code. msg is always set. */
+/* Failures: no or empty path, SQLite too old, an invalid $WAKEQ_SQLITE_SYNCHRONOUS:
+ * ERROR; cannot open, no WAL: IO; not a database: CORRUPT; a pragma: its code. The file
+ * is created if missing: the core stat()s it first unless it means to create it. */
 static int sq_open(const char *url, struct wq__conn **out, char *msg, size_t msgsz)
 {
-	struct wq__conn *c = NULL;
-	const char *path;
-	size_t n;
+	struct wq__conn *c;
+	const char *path = url ? wq__sqlite_path(url) : NULL;
 	int rc;
 
 	*out = NULL;
-	if (!url) {
-		snprintf(msg, msgsz, "no database path given");
-		return WQ__SQL_ERROR;
-	}
-	path = wq__sqlite_path(url);
-	if (!*path) {
-		snprintf(msg, msgsz, "empty database path in '%s'", url);
+	if (!path || !*path) {
+		if (url)
+			snprintf(msg, msgsz, "empty database path in '%s'", url);
+		else
+			snprintf(msg, msgsz, "no database path given");
 		return WQ__SQL_ERROR;
 	}
 	if (sqlite3_libversion_number() < WQ_SQLITE_MIN_VERSION) {
-		snprintf(msg, msgsz,
-			 "SQLite %s is too old: wakeq needs 3.35.0 or later (RETURNING, upsert)",
+		snprintf(msg, msgsz, "SQLite %s is too old: wakeq needs 3.35.0 or later",
 			 sqlite3_libversion());
 		return WQ__SQL_ERROR;
 	}
-	n = strlen(path) + 1;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->path = malloc(n))) {
+	if (!c || !(c->path = strdup(path))) {
 		free(c);
 		snprintf(msg, msgsz, "out of memory (opening %s)", path);
 		return WQ__SQL_NOMEM;
 	}
-	memcpy(c->path, path, n);
-	/* One handle is used by one thread at a time (wakeq.h): no connection mutex. The
-	 * core never opens a missing file without meaning to create it (sql.h). */
+	/* One handle is used by one thread at a time (wakeq.h): no connection mutex. */
 	rc = sqlite3_open_v2(c->path, &c->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			     NULL);
-	if (rc != SQLITE_OK) {
-		if (!c->db) {
-			snprintf(msg, msgsz, "out of memory (opening %s)", path);
-			rc = WQ__SQL_NOMEM;
-		} else {
-			snprintf(msg, msgsz, "cannot open database %s: %s", path,
-				 sqlite3_errmsg(c->db));
-			rc = (rc & 0xff) == SQLITE_NOMEM ? WQ__SQL_NOMEM : WQ__SQL_IO;
-		}
-		goto fail;
+	if (rc != SQLITE_OK && !c->db) {
+		snprintf(msg, msgsz, "out of memory (opening %s)", path);
+		rc = WQ__SQL_NOMEM;
+	} else if (rc != SQLITE_OK) {
+		snprintf(msg, msgsz, "cannot open database %s: %s", path, sqlite3_errmsg(c->db));
+		rc = (rc & 0xff) == SQLITE_NOMEM ? WQ__SQL_NOMEM : WQ__SQL_IO;
+	} else {
+		sqlite3_extended_result_codes(c->db, 1);
+		rc = set_pragmas(c, msg, msgsz);
 	}
-	sqlite3_extended_result_codes(c->db, 1);
-	rc = set_pragmas(c, msg, msgsz);
-	if (rc)
-		goto fail;
+	if (rc) {
+		sq_close(c);
+		return rc;
+	}
 	*out = c;
 	return WQ__SQL_OK;
-fail:
-	sq_close(c);
-	return rc;
 }
 
 static const char *sq_label(struct wq__conn *c)
@@ -576,6 +479,7 @@ static const char *sq_errmsg(struct wq__conn *c)
 	return c->err;
 }
 
+/* No wake-ups: a SQLite worker polls. */
 const struct wq__sql_driver wq__sqlite_driver = {
 	.name = "sqlite",
 	.caps = WQ__SQL_CAP_PROBE_FIRST,
@@ -595,6 +499,4 @@ const struct wq__sql_driver wq__sqlite_driver = {
 	.changes = sq_changes,
 	.done = sq_done,
 	.script = sq_script,
-	.wakeup_fd = NULL,
-	.wakeup_drain = NULL,
 };

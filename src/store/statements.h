@@ -37,6 +37,8 @@
 	"id, attempt, kind, tenant, scope, operation, payload_version, max_attempts, "        \
 	"payload, order_at"
 
+#define WQ__INSTANCE_COLUMNS "id, host, host_id, pid, proc_start, started_at, heartbeat_at"
+
 /* The fencing condition of SPEC §3, shared by the five finish statements. */
 #define WQ__OWNED " WHERE id = $1 AND state = 'running' AND attempt = $2 AND instance = $3"
 
@@ -151,12 +153,11 @@
 	/* ---- instances, recovery (op_instance.c) ---- */                                  \
 	X(SQL_INSTANCE_INSERT, "INSERT INTO instances (id, host, host_id, pid, proc_start, " \
 			       "started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7)") \
-	X(SQL_INSTANCE_GET, "SELECT host, host_id, pid, proc_start, started_at FROM "        \
-			    "instances WHERE id = $1")                                      \
 	X(SQL_INSTANCE_HEARTBEAT, "UPDATE instances SET heartbeat_at = $2 WHERE id = $1")    \
 	X(SQL_INSTANCE_DELETE, "DELETE FROM instances WHERE id = $1")                       \
-	X(SQL_INSTANCE_LIST, "SELECT id, host, host_id, pid, proc_start, started_at, "       \
-			     "heartbeat_at FROM instances ORDER BY started_at, id")          \
+	X(SQL_INSTANCE_LIST, "SELECT " WQ__INSTANCE_COLUMNS " FROM instances "              \
+			     "ORDER BY started_at, id")                                      \
+	X(SQL_INSTANCE_GET, "SELECT " WQ__INSTANCE_COLUMNS " FROM instances WHERE id = $1")   \
 	X(SQL_INSTANCE_REAP, "DELETE FROM instances WHERE id = $1 AND heartbeat_at = $2")    \
 	X(SQL_INTERRUPT_INSTANCE, "UPDATE tasks SET state = 'interrupted', reason = $2, "    \
 				  "reason_detail = '', updated_at = $3 WHERE "              \
@@ -171,8 +172,7 @@
 	/* ---- effects (op_effect.c) ---- */                                                \
 	X(SQL_ATTEMPTS, "SELECT attempt, instance, started_at, finished_at, outcome, reason, " \
 			"exit_status FROM attempts WHERE task_id = $1 ORDER BY attempt")    \
-	X(SQL_TASK_RUNNING, "SELECT state, attempt, uncertain_effect FROM tasks "           \
-			    "WHERE id = $1" D_FOR_UPDATE)                                   \
+	X(SQL_TASK_RUNNING, "SELECT state, attempt FROM tasks WHERE id = $1" D_FOR_UPDATE)  \
 	/* the first uncertain effect of an attempt is the one its outcome names */        \
 	X(SQL_SET_UNCERTAIN, "UPDATE tasks SET uncertain_effect = $3 WHERE id = $1 "         \
 			     "AND state = 'running' AND attempt = $2 "                       \

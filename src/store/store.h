@@ -1,44 +1,22 @@
 /*
- * store.h — the storage interface: one table of methods per backend (sqlite.c,
- * postgres.c). The core never sees SQL; it calls the wq__store_* wrappers in store.c,
- * which is where asserts and failpoints live.
+ * store.h — the storage interface the core calls (through WQ__STORE in internal.h, where
+ * the failpoints are): one method table per database, the same operations behind both
+ * (src/store/op_*.c over the drivers of sql.h). The core never sees SQL.
  *
- * Rules every backend keeps (the conformance suite in tests/ proves them on each):
- *  - Each method is one transaction. On any error nothing changed.
- *  - Every state change is one conditional UPDATE (`... WHERE state = <expected>`) whose
- *    row count is checked; a row count of 0 changes nothing and is reported.
- *  - Every state change appends its event(s) to the timeline in the same transaction.
- *  - Busy / serialization failures are reported as WQ_EBUSY after the backend's own wait
- *    (busy_timeout) ran out; callers may retry the whole method.
- *  - Times are int64 microseconds since the epoch, passed in by the caller (`now`), so
- *    the store never reads a clock of its own and tests can reason about order.
- *  - Strings in events are safe evidence only: the caller never passes payloads or
- *    result bodies into `detail`.
- *  - Out-parameters are written only on success. Arrays handed out are malloc'd; the
- *    caller frees them with free().
- */
-/*
- * Event types appended by the store (type: detail keys). Details are JSON objects.
- *   accepted          kind, priority, due_at, payload_size, payload_sha256, payload_version,
- *                     max_attempts
- *   claimed           attempt_id ("<task>.<n>"), instance
- *   succeeded         attempt_id, result_size, result_sha256, outcome ("discarded" or absent)
- *   retry-scheduled   attempt_id, reason, exit_status, retry_at
- *   failed            attempt_id, reason, reason_detail, exit_status
- *   interrupted       attempt_id, reason, reason_detail, signal
- *   cancelled         attempt_id (when it was running) or nothing
- *   cancel-requested  attempt_id
- *   resolved          decision ("retry", "succeeded", "failed", "cancel"), by, note
- *   stale-outcome     attempt_id, instance, outcome the stale attempt wanted to record
- *   replayed          fingerprint, payload_size (an enqueue of the same operation and input)
- *   conflict          fingerprint (stored), offered (the other input's fingerprint)
- *   effect-begun      attempt_id, name
- *   effect-done       attempt_id, name, result_size, result_sha256 (never the result)
- *   effect-skipped    attempt_id, name, done_in (attempt id that completed it)
- *   effect-uncertain  attempt_id, name, begun_in (attempt id that began it)
- * `interrupted` also carries `effect` when the attempt had an effect begun, not confirmed.
- * The worker adds through event(): `started` (attempt_id, pid) and `stop-requested`.
- * Every event row also carries task_id, at, attempt and instance columns.
+ * Rules every method keeps (tests/store and the conformance suite prove them on each):
+ *  - One transaction per method; on any error nothing changed, except where a method
+ *    says it records the refusal (stale-outcome, conflict, delivery-stale).
+ *  - Every state change is one conditional UPDATE whose row count is checked, with its
+ *    event(s) on the timeline in the same transaction. Events and their detail keys:
+ *    docs/architecture.md ("Events"); details are safe evidence, never payloads/results.
+ *  - WQ_EBUSY: busy, or the connection was lost (retry the method). WQ_EUNKNOWN: a
+ *    COMMIT's answer was lost, the change may or may not be recorded — except where the
+ *    method's repeat recognises its own outcome (finish, claims, instance writes), which
+ *    say WQ_EBUSY.
+ *  - Times are int64 µs since the epoch, passed in (`now`): the store reads no clock.
+ *  - Identity fields (keys, tenants, scopes, kinds, channels, names) with invalid UTF-8
+ *    are refused with WQ_EINVAL; free text (reasons, errors) is stored made valid.
+ *  - Out-parameters are written only on success; arrays are malloc'd (free()).
  */
 #ifndef WQ_STORE_H
 #define WQ_STORE_H
@@ -50,7 +28,7 @@
 
 #define WQ_SCHEMA_VERSION 4
 
-struct wq__store; /* backend-private connection state */
+struct wq__store; /* op.h: a driver connection and the core's state about it */
 
 /* A new task, fully validated by the core (task.c). */
 struct wq__new_task {
@@ -377,22 +355,11 @@ struct wq__store_methods {
 	wq_rc (*doctor)(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
 			wq_error *err);
 
-	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) --- *
-	 *
+	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) ---
 	 * finish() of a succeeded task (not `discarded`) inserts one pending delivery per
-	 * channel of the task's notify list (max_attempts WQ__DELIVERY_MAX_ATTEMPTS, due
-	 * now) with a `delivery-queued` event each, in the same transaction. Delivery events
-	 * go on the task's timeline with attempt 0; their detail names delivery_id and
-	 * channel:
-	 *   delivery-queued     delivery_id, channel
-	 *   delivery-attempt    delivery_id, channel, attempt, instance
-	 *   delivered           delivery_id, channel, attempt, status (when known)
-	 *   delivery-failed     delivery_id, channel, attempt, error, retry_at, status
-	 *   dead                delivery_id, channel, attempts, error, status, reported_to
-	 *   delivery-uncertain  delivery_id, channel, attempt, instance, reason (worker-lost,
-	 *                       unrecorded)
-	 *   delivery-retry      delivery_id, channel, by
-	 *   delivery-stale      delivery_id, channel, attempt, instance, outcome */
+	 * notify channel (WQ__DELIVERY_MAX_ATTEMPTS, due now), a `delivery-queued` event
+	 * each, in the same transaction. Delivery events go on the task's timeline with
+	 * attempt 0 (docs/architecture.md lists them). */
 
 	/* Batch claim: up to `limit` pending deliveries with next_at <= now, ordered by
 	 * (next_at, id), each moved pending → sending with attempts+1 and instance set by
