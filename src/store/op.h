@@ -80,11 +80,6 @@ wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, in
 wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
 	       void *ctx, size_t *nrows, const char *what, wq_error *err);
 
-/* Runs a query whose rows push() appends to a vector of `size`-byte elements, handed out
- * in *(T **)out (NULL when there are none) and *cnt. */
-wq_rc wq__list(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn push,
-	       size_t size, void *out, size_t *cnt, const char *what, wq_error *err);
-
 /* Where the columns of a row go in a struct, one entry per column in order: type 'i' an
  * integer field (int or int64_t by its size), 's' a char array, 'S' a wq_state, 'D' a
  * wq_delivery_state (by name), 'x' an exit status (NULL: -1). */
@@ -95,9 +90,9 @@ struct wq__col {
 #define WQ__COL(type, st, f)                                                               \
 	{ type, (unsigned short)offsetof(st, f), (unsigned short)sizeof(((st *)0)->f) }
 #define WQ__COLS(arr) (arr), WQ__ARRAY_LEN(arr)
-void wq__fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst);
-/* wq__list with rows filled by cols; wq__select1: the (last) row into dst, and how many
- * rows came into *found (may be NULL). */
+/* wq__select: the rows, filled by cols, into a malloc'd array of `size`-byte elements
+ * handed out in *(T **)out (NULL when there are none) and *cnt. wq__select1: the (last)
+ * row into dst, and how many rows came into *found (may be NULL). */
 wq_rc wq__select(struct wq__store *s, int id, const struct wq__arg *a, int n,
 		 const struct wq__col *cols, size_t ncols, size_t size, void *out, size_t *cnt,
 		 const char *what, wq_error *err);
@@ -105,12 +100,12 @@ wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
 		  const struct wq__col *cols, size_t ncols, void *dst, size_t *found,
 		  const char *what, wq_error *err);
 
-/* Column reads of the current row. */
-int64_t wq__i64(const struct wq__row *r, int col);
-int wq__int(const struct wq__row *r, int col);
-int wq__null(const struct wq__row *r, int col);
-const char *wq__text(const struct wq__row *r, int col, size_t *len);
-void wq__str(const struct wq__row *r, int col, char *dst, size_t dstsz);
+/* Column reads of the current row (sql.h: text is "" for NULL, valid until the next row). */
+#define wq__i64(r, col) ((r)->s->drv->col_i64((r)->cur, (col)))
+#define wq__int(r, col) ((int)wq__i64(r, col))
+#define wq__null(r, col) ((r)->s->drv->is_null((r)->cur, (col)))
+#define wq__text(r, col, len) ((r)->s->drv->col_text((r)->cur, (col), (len)))
+#define wq__str(r, col, dst, dstsz) wq__strlcpy((dst), wq__text(r, col, NULL), (dstsz))
 /* A row function: column 0 as int64 (NULL: 0) into *(int64_t *)ctx. */
 wq_rc wq__read_i64(const struct wq__row *r, void *ctx);
 
@@ -181,6 +176,7 @@ struct wq__task_state {
 	int attempt;
 	char instance[WQ_NAME_MAX + 1];
 	int cancel_requested;
+	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* the effect its attempt found uncertain */
 };
 wq_rc wq__task_state(struct wq__store *s, int64_t id, struct wq__task_state *ts,
 		     wq_error *err);
@@ -190,18 +186,18 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 		    size_t ncols, size_t size, void *out, size_t *n, const char *what,
 		    wq_error *err);
 
-/* The operations (the methods of store.h), defined in the op_*.c files and gathered into
- * the method tables in op_store.c. */
-#define WQ__OP(name) extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
-WQ__OP(enqueue) WQ__OP(get) WQ__OP(list) WQ__OP(result) WQ__OP(events) WQ__OP(claim)
-WQ__OP(finish) WQ__OP(cancel) WQ__OP(resolve) WQ__OP(event) WQ__OP(cancel_requests)
-WQ__OP(interrupted_of_kind) WQ__OP(next_due) WQ__OP(instance_register)
-WQ__OP(instance_heartbeat) WQ__OP(instance_unregister) WQ__OP(instance_list)
-WQ__OP(instance_reap) WQ__OP(reap_orphans) WQ__OP(operation_find) WQ__OP(attempts)
-WQ__OP(effect_begin) WQ__OP(effect_done) WQ__OP(prune) WQ__OP(doctor)
-WQ__OP(delivery_claim) WQ__OP(delivery_finish) WQ__OP(delivery_recover)
-WQ__OP(delivery_next) WQ__OP(delivery_list) WQ__OP(delivery_retry) WQ__OP(inbox_list)
-WQ__OP(inbox_read)
-#undef WQ__OP
+/* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
+ * gathered into the method tables in op_store.c. */
+#define WQ__OPS(X)                                                                         \
+	X(enqueue) X(get) X(list) X(result) X(events) X(claim) X(finish) X(cancel) X(resolve) \
+	X(event) X(cancel_requests) X(interrupted_of_kind) X(next_due) X(instance_register)  \
+	X(instance_heartbeat) X(instance_unregister) X(instance_list) X(instance_reap)       \
+	X(reap_orphans) X(operation_find) X(attempts) X(effect_begin) X(effect_done)         \
+	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
+	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)
+#define WQ__OP_DECLARE(name)                                                               \
+	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
+WQ__OPS(WQ__OP_DECLARE)
+#undef WQ__OP_DECLARE
 
 #endif /* WQ_STORE_OP_H */

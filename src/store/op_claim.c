@@ -220,12 +220,6 @@ static void detail_with_effect(const char *detail, const struct wq__open_effect 
 		snprintf(buf, bufsz, "%s", detail);
 }
 
-static wq_rc read_uncertain(const struct wq__row *r, void *ctx)
-{
-	wq__str(r, 0, ctx, WQ_EFFECT_NAME_MAX + 1);
-	return WQ_OK;
-}
-
 /*
  * Before the conditional UPDATE: an attempt that found an effect uncertain ends
  * `interrupted` (uncertain-effect, naming it) whatever the handler reported (the default
@@ -236,26 +230,25 @@ static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 			    struct wq__outcome *adj, struct wq__open_effect *oe, char *detail,
 			    size_t dsz, wq_error *err)
 {
-	char uncertain[WQ_EFFECT_NAME_MAX + 1] = "";
+	struct wq__task_state ts;
 	wq_rc rc;
 
 	*adj = *o;
 	memset(oe, 0, sizeof(*oe));
-	rc = wq__rows(s, SQL_TASK_UNCERTAIN,
-		      WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance)),
-		      read_uncertain, uncertain, NULL, "read task", err);
+	rc = wq__task_state(s, o->task_id, &ts, err);
 	if (rc)
 		return rc;
-	if (uncertain[0]) {
+	if (strcmp(ts.state, "running") == 0 && ts.attempt == o->attempt &&
+	    strcmp(ts.instance, o->instance) == 0 && ts.uncertain[0]) {
 		adj->kind = WQ__FINISH_INTERRUPTED;
 		adj->reason = "uncertain-effect";
-		snprintf(detail, dsz, "%s", uncertain);
+		snprintf(detail, dsz, "%s", ts.uncertain);
 		adj->reason_detail = detail;
 		adj->outcome = NULL;
 		adj->result = NULL;
 		adj->result_len = 0;
 		adj->result_sha256 = NULL;
-		wq__strlcpy(oe->name, uncertain, sizeof(oe->name));
+		wq__strlcpy(oe->name, ts.uncertain, sizeof(oe->name));
 		return WQ_OK;
 	}
 	if (o->kind != WQ__FINISH_INTERRUPTED)
@@ -415,10 +408,12 @@ wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error 
 	if (!in->instance)
 		return wq__err(err, WQ_EINVAL, "finish: no instance given");
 	/* A handler's reason text is free text: made valid UTF-8 here, once, for any store. */
-	if ((in->reason && !(clean.reason = reason = wq__utf8_clean(in->reason, strlen(in->reason)))) ||
-	    (in->reason_detail &&
-	     !(clean.reason_detail = detail = wq__utf8_clean(in->reason_detail,
-							     strlen(in->reason_detail))))) {
+	if (in->reason)
+		clean.reason = reason = wq__utf8_clean(in->reason, strlen(in->reason));
+	if (in->reason_detail)
+		clean.reason_detail = detail =
+			wq__utf8_clean(in->reason_detail, strlen(in->reason_detail));
+	if ((in->reason && !reason) || (in->reason_detail && !detail)) {
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (finish)");
 		goto out;
 	}
@@ -443,30 +438,24 @@ struct interrupted_row {
 	char instance[WQ_NAME_MAX + 1];
 };
 
-static wq_rc push_interrupted(const struct wq__row *r, void *ctx)
-{
-	struct interrupted_row *x = wq__push(ctx);
-
-	if (!x)
-		return WQ_ENOMEM;
-	x->id = wq__i64(r, 0);
-	x->attempt = wq__int(r, 1);
-	wq__str(r, 2, x->instance, sizeof(x->instance));
-	return WQ_OK;
-}
+static const struct wq__col interrupted_cols[] = {
+	WQ__COL('i', struct interrupted_row, id),
+	WQ__COL('i', struct interrupted_row, attempt),
+	WQ__COL('s', struct interrupted_row, instance),
+};
 
 wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
 		    const char *reason, int64_t now, int *count, wq_error *err)
 {
-	struct wq__vec v = {NULL, 0, 0, sizeof(struct interrupted_row)};
-	struct interrupted_row *x;
+	struct interrupted_row *rows = NULL, *x;
 	struct wq__open_effect oe;
-	size_t i;
+	size_t i, cnt = 0;
 	wq_rc rc;
 
-	rc = wq__rows(s, id, a, n, push_interrupted, &v, NULL, "interrupt tasks", err);
-	for (i = 0; !rc && i < v.n; i++) {
-		x = (struct interrupted_row *)v.p + i;
+	rc = wq__select(s, id, a, n, WQ__COLS(interrupted_cols), sizeof(*rows), &rows, &cnt,
+			"interrupt tasks", err);
+	for (i = 0; !rc && i < cnt; i++) {
+		x = rows + i;
 		rc = attempt_finish(s, x->id, x->attempt, now, "interrupted", reason, -1, err);
 		if (!rc)
 			rc = wq__open_effect(s, x->id, x->attempt, &oe, err);
@@ -481,7 +470,7 @@ wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
 					WQ_EFFECT_NAME_MAX);
 	}
 	if (!rc)
-		*count = (int)v.n;
-	free(v.p);
+		*count = (int)cnt;
+	free(rows);
 	return rc;
 }

@@ -63,20 +63,10 @@ wq_rc wq__open_effect(struct wq__store *s, int64_t task_id, int attempt,
  * `attempt`; WQ_ESTALE or WQ_ENOTFOUND otherwise. */
 static wq_rc effect_fence(struct wq__store *s, int64_t task_id, int attempt, wq_error *err)
 {
-	static const struct wq__col cols[] = {
-		WQ__COL('s', struct wq__task_state, state),
-		WQ__COL('i', struct wq__task_state, attempt),
-	};
 	struct wq__task_state ts;
-	size_t found = 0;
-	wq_rc rc;
+	wq_rc rc = wq__task_state(s, task_id, &ts, err);
 
-	memset(&ts, 0, sizeof(ts));
-	rc = wq__select1(s, SQL_TASK_RUNNING, WQ__ARGS(WQ__AI(task_id)), WQ__COLS(cols), &ts,
-			 &found, "read task", err);
-	if (!rc && !found)
-		rc = wq__err(err, WQ_ENOTFOUND, "no task %" PRId64, task_id);
-	else if (!rc && (strcmp(ts.state, "running") != 0 || ts.attempt != attempt))
+	if (!rc && (strcmp(ts.state, "running") != 0 || ts.attempt != attempt))
 		rc = wq__err(err, WQ_ESTALE,
 			     "attempt %" PRId64 ".%d no longer owns task %" PRId64 " (now %s, "
 			     "attempt %d)",
@@ -107,12 +97,9 @@ static wq_rc read_effect(const struct wq__row *r, void *ctx)
 static wq_rc effect_get(struct wq__store *s, int64_t task_id, const char *name,
 			struct effect_row *e, wq_error *err)
 {
-	wq_rc rc;
-
 	memset(e, 0, sizeof(*e));
-	rc = wq__rows(s, SQL_EFFECT_GET, WQ__ARGS(WQ__AI(task_id), WQ__AT(name)), read_effect, e,
-		      NULL, "read effect", err);
-	return rc;
+	return wq__rows(s, SQL_EFFECT_GET, WQ__ARGS(WQ__AI(task_id), WQ__AT(name)), read_effect,
+			e, NULL, "read effect", err);
 }
 
 /* An effect event: attempt id, name, and `key` naming attempt `other` of the task. */

@@ -81,12 +81,9 @@ wq_rc wq__deliveries_queue(struct wq__store *s, int64_t task_id, int64_t now, wq
  * nothing to do, and then take no write lock. */
 static wq_rc any(struct wq__store *s, int id, int64_t now, int *yes, wq_error *err)
 {
-	int64_t v = 0;
-	wq_rc rc = id == SQL_DLV_ANY_DUE
-			   ? wq__rows(s, id, WQ__ARGS(WQ__AI(now)), wq__read_i64, &v, NULL,
-				      "read deliveries", err)
-			   : wq__rows(s, id, WQ__NOARGS, wq__read_i64, &v, NULL, "read deliveries",
-				      err);
+	int64_t v = 0; /* (SQL_DLV_ANY_SENDING takes no argument: drivers ignore extra ones) */
+	wq_rc rc = wq__rows(s, id, WQ__ARGS(WQ__AI(now)), wq__read_i64, &v, NULL,
+			    "read deliveries", err);
 
 	*yes = v != 0;
 	return rc;

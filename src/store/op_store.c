@@ -13,39 +13,22 @@
 /* Concurrent `wakeq init` runs race on creating schema_version; the loser retries. */
 #define MIGRATE_TRIES 10
 
-struct schema_seen {
-	int64_t has, others, version;
-};
-
-static wq_rc read_counts(const struct wq__row *r, void *ctx)
-{
-	struct schema_seen *sv = ctx;
-
-	sv->has = wq__i64(r, 0);
-	sv->others = wq__i64(r, 1);
-	return WQ_OK;
-}
-
-static wq_rc read_version(const struct wq__row *r, void *ctx)
-{
-	((struct schema_seen *)ctx)->version = wq__i64(r, 0);
-	return WQ_OK;
-}
-
 /* The schema version (0: none), and whether the database holds tables of its own. */
 static wq_rc schema_read(struct wq__store *s, int *version, int *foreign, wq_error *err)
 {
-	struct schema_seen sv = {0, 0, 0};
+	int64_t counts[2] = {0, 0}, v = 0; /* has schema_version, other tables */
+	static const struct wq__col cols[] = {{'i', 0, 8}, {'i', 8, 8}};
 	wq_rc rc;
 
-	rc = wq__rows(s, SQL_HAS_SCHEMA, WQ__NOARGS, read_counts, &sv, NULL, "read schema", err);
-	if (!rc && sv.has)
-		rc = wq__rows(s, SQL_SCHEMA_VERSION, WQ__NOARGS, read_version, &sv, NULL,
+	rc = wq__select1(s, SQL_HAS_SCHEMA, WQ__NOARGS, WQ__COLS(cols), counts, NULL,
+			 "read schema", err);
+	if (!rc && counts[0])
+		rc = wq__rows(s, SQL_SCHEMA_VERSION, WQ__NOARGS, wq__read_i64, &v, NULL,
 			      "read schema version", err);
 	if (rc)
 		return rc;
-	*version = (int)sv.version;
-	*foreign = sv.version == 0 && sv.others > 0;
+	*version = (int)v;
+	*foreign = v == 0 && counts[1] > 0;
 	return WQ_OK;
 }
 
@@ -86,10 +69,9 @@ static wq_rc migrate_step(struct wq__store *s, const struct wq__migration *m, in
 	wq_rc rc;
 
 	*raced = 0;
-	rc = wq__begin(s, 1, err);
-	s->retry_safe = 1;
-	if (rc)
+	if ((rc = wq__begin(s, 1, err)))
 		return rc;
+	s->retry_safe = 1;
 	e = s->drv->script(s->c, wq__sql_text(s->d, SQL_MIGRATE_LOCK));
 	if (e) {
 		*raced = e != WQ__SQL_LOST && e != WQ__SQL_COMMIT_UNKNOWN;
@@ -124,6 +106,9 @@ static wq_rc migrate(struct wq__store *s, int version, wq_error *err)
 	int raced, tries;
 	wq_rc rc;
 
+	if (n == 0 || m[n - 1].version != WQ_SCHEMA_VERSION)
+		return wq__err(err, WQ_ESTORE, "%s: no migration to schema version %d (a build "
+					       "error)", s->drv->name, WQ_SCHEMA_VERSION);
 	for (i = 0; i < n; i++) {
 		if (m[i].version <= version)
 			continue;
@@ -147,24 +132,12 @@ static void store_close(struct wq__store *s)
 	free(s);
 }
 
-static wq_rc open_fail_rc(int e)
-{
-	switch (e) {
-	case WQ__SQL_BUSY:
-	case WQ__SQL_LOST:
-		return WQ_EBUSY;
-	case WQ__SQL_NOMEM:
-		return WQ_ENOMEM;
-	case WQ__SQL_IO:
-		return WQ_EIO;
-	case WQ__SQL_TOOBIG:
-		return WQ_ETOOBIG;
-	case WQ__SQL_CORRUPT:
-		return WQ_ESTORE;
-	default: /* a URL or setting the driver cannot use */
-		return WQ_EINVAL;
-	}
-}
+/* The code of a driver's open() failure (its message says the rest). */
+static const wq_rc open_rc[] = {
+	[WQ__SQL_BUSY] = WQ_EBUSY,    [WQ__SQL_LOST] = WQ_EBUSY,   [WQ__SQL_NOMEM] = WQ_ENOMEM,
+	[WQ__SQL_IO] = WQ_EIO,        [WQ__SQL_TOOBIG] = WQ_ETOOBIG, [WQ__SQL_CORRUPT] = WQ_ESTORE,
+	[WQ__SQL_ERROR] = WQ_EINVAL, /* a URL or setting the driver cannot use */
+};
 
 static wq_rc store_open(const struct wq__sql_driver *drv, const char *url, unsigned flags,
 			struct wq__store **out, wq_error *err)
@@ -174,7 +147,6 @@ static wq_rc store_open(const struct wq__sql_driver *drv, const char *url, unsig
 	int version = 0, foreign = 0, e;
 	wq_rc rc;
 
-	_Static_assert(WQ_SCHEMA_VERSION >= 4, "schema v4: instances.host_id, id floors");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return wq__err(err, WQ_ENOMEM, "out of memory (opening %s)", drv->name);
@@ -182,7 +154,8 @@ static wq_rc store_open(const struct wq__sql_driver *drv, const char *url, unsig
 	s->d = drv->dialect;
 	e = drv->open(url, &s->c, msg, sizeof(msg));
 	if (e || !s->c) {
-		rc = wq__err(err, open_fail_rc(e), "%s", msg[0] ? msg : "cannot open the database");
+		rc = wq__err(err, e > 0 && e <= WQ__SQL_ERROR && open_rc[e] ? open_rc[e] : WQ_ESTORE,
+			     "%s", msg[0] ? msg : "cannot open the database");
 		goto fail;
 	}
 	rc = schema_read(s, &version, &foreign, err);
@@ -230,32 +203,11 @@ static int store_wakeup_drain(struct wq__store *s)
 	return s->drv->wakeup_drain ? s->drv->wakeup_drain(s->c) : 0;
 }
 
+#define WQ__OP_METHOD(name) .name = wq__op_##name,
 #define WQ__METHODS(NAME, OPEN, WAKE_FD, WAKE_DRAIN)                                        \
 	{                                                                                  \
 		.version = 1, .name = NAME, .open = OPEN, .close = store_close,            \
-		.enqueue = wq__op_enqueue, .get = wq__op_get, .list = wq__op_list,         \
-		.result = wq__op_result, .events = wq__op_events, .claim = wq__op_claim,   \
-		.finish = wq__op_finish, .cancel = wq__op_cancel,                          \
-		.resolve = wq__op_resolve, .event = wq__op_event,                          \
-		.cancel_requests = wq__op_cancel_requests,                                 \
-		.interrupted_of_kind = wq__op_interrupted_of_kind,                         \
-		.next_due = wq__op_next_due,                                               \
-		.instance_register = wq__op_instance_register,                             \
-		.instance_heartbeat = wq__op_instance_heartbeat,                           \
-		.instance_unregister = wq__op_instance_unregister,                         \
-		.instance_list = wq__op_instance_list,                                     \
-		.instance_reap = wq__op_instance_reap,                                     \
-		.reap_orphans = wq__op_reap_orphans, .wakeup_fd = WAKE_FD,                 \
-		.wakeup_drain = WAKE_DRAIN, .operation_find = wq__op_operation_find,       \
-		.attempts = wq__op_attempts, .effect_begin = wq__op_effect_begin,          \
-		.effect_done = wq__op_effect_done, .prune = wq__op_prune,                  \
-		.doctor = wq__op_doctor, .delivery_claim = wq__op_delivery_claim,          \
-		.delivery_finish = wq__op_delivery_finish,                                 \
-		.delivery_recover = wq__op_delivery_recover,                               \
-		.delivery_next = wq__op_delivery_next,                                     \
-		.delivery_list = wq__op_delivery_list,                                     \
-		.delivery_retry = wq__op_delivery_retry, .inbox_list = wq__op_inbox_list,  \
-		.inbox_read = wq__op_inbox_read,                                           \
+		.wakeup_fd = WAKE_FD, .wakeup_drain = WAKE_DRAIN, WQ__OPS(WQ__OP_METHOD)   \
 	}
 
 /* SQLite has no wake-ups: workers poll. */

@@ -44,23 +44,17 @@ struct enq {
 	const struct wq__new_task *t;
 	const char *payload; /* NUL-terminated */
 	int64_t op_id, id;
-	int found;
+	size_t found;
 	char stored[WQ_SHA256_HEX];
 	int64_t task_id;
 	wq_state state;
 	struct wq__enqueued_row row;
 };
 
-static wq_rc read_op(const struct wq__row *r, void *ctx)
-{
-	struct enq *q = ctx;
-
-	q->found = 1;
-	wq__str(r, 0, q->stored, sizeof(q->stored));
-	q->task_id = wq__i64(r, 1);
-	q->state = wq__null(r, 2) ? 0 : wq__state_parse(wq__text(r, 2, NULL));
-	return WQ_OK;
-}
+static const struct wq__col op_cols[] = { /* SQL_OP_GET */
+	WQ__COL('s', struct enq, stored), WQ__COL('i', struct enq, task_id),
+	WQ__COL('S', struct enq, state),
+};
 
 /* The message of an operation conflict: the identity and both fingerprints, never the
  * input. */
@@ -90,10 +84,10 @@ static wq_rc op_claim(struct wq__store *s, struct enq *q, wq_error *err)
 			      wq__read_i64, &q->op_id, NULL, "insert operation", err);
 		if (rc || q->op_id)
 			return rc;
-		rc = wq__rows(s, SQL_OP_GET,
-			      WQ__ARGS(WQ__AT(t->tenant), WQ__AT(t->scope), WQ__AT(t->kind),
-				       WQ__AT(t->key)),
-			      read_op, q, NULL, "read operation", err);
+		rc = wq__select1(s, SQL_OP_GET,
+				 WQ__ARGS(WQ__AT(t->tenant), WQ__AT(t->scope), WQ__AT(t->kind),
+					  WQ__AT(t->key)),
+				 WQ__COLS(op_cols), q, &q->found, "read operation", err);
 		if (rc || q->found)
 			return rc;
 	}
@@ -190,7 +184,8 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	if (!t->kind || !t->operation || !t->payload_sha256 || !t->fingerprint)
 		return wq__err(err, WQ_EINVAL, "enqueue: kind, operation, payload hash and "
 					       "fingerprint are required");
-	if ((rc = wq__check_utf8("kind", t->kind, err)) || (rc = wq__check_utf8("tenant", t->tenant, err)) ||
+	if ((rc = wq__check_utf8("kind", t->kind, err)) ||
+	    (rc = wq__check_utf8("tenant", t->tenant, err)) ||
 	    (rc = wq__check_utf8("scope", t->scope, err)) ||
 	    (rc = wq__check_utf8("operation key", t->operation, err)) ||
 	    (rc = wq__check_utf8("notify channels", t->notify, err)))
@@ -358,21 +353,17 @@ wq_rc wq__op_events(struct wq__store *s, int64_t task_id, wq_event **out, size_t
 			     n, "timeline", err);
 }
 
-static wq_rc push_id(const struct wq__row *r, void *ctx)
-{
-	int64_t *id = wq__push(ctx);
-
-	if (!id)
-		return WQ_ENOMEM;
-	*id = wq__i64(r, 0);
-	return WQ_OK;
-}
+/* A row of one id: an array of it is an array of int64_t. */
+struct id_row {
+	int64_t id;
+};
+static const struct wq__col id_cols[] = {WQ__COL('i', struct id_row, id)};
 
 wq_rc wq__op_cancel_requests(struct wq__store *s, const char *instance, int64_t **ids,
 			     size_t *n, wq_error *err)
 {
-	return wq__list(s, SQL_CANCEL_REQUESTS, WQ__ARGS(WQ__AT(wq__nz(instance))), push_id,
-			sizeof(int64_t), ids, n, "read cancel requests", err);
+	return wq__select(s, SQL_CANCEL_REQUESTS, WQ__ARGS(WQ__AT(wq__nz(instance))),
+			  WQ__COLS(id_cols), sizeof(int64_t), ids, n, "read cancel requests", err);
 }
 
 wq_rc wq__op_interrupted_of_kind(struct wq__store *s, const char *kind, int limit,
@@ -383,8 +374,9 @@ wq_rc wq__op_interrupted_of_kind(struct wq__store *s, const char *kind, int limi
 		*n = 0;
 		return WQ_OK;
 	}
-	return wq__list(s, SQL_INTERRUPTED_OF_KIND, WQ__ARGS(WQ__AT(wq__nz(kind)), WQ__AI(limit)),
-			push_id, sizeof(int64_t), ids, n, "read interrupted tasks", err);
+	return wq__select(s, SQL_INTERRUPTED_OF_KIND,
+			  WQ__ARGS(WQ__AT(wq__nz(kind)), WQ__AI(limit)), WQ__COLS(id_cols),
+			  sizeof(int64_t), ids, n, "read interrupted tasks", err);
 }
 
 struct due {
@@ -425,6 +417,7 @@ wq_rc wq__op_next_due(struct wq__store *s, const char *const *kinds, size_t nkin
 #define S(type, f) WQ__COL(type, struct wq__task_state, f)
 static const struct wq__col state_cols[] = {
 	S('s', state), S('i', attempt), S('s', instance), S('i', cancel_requested),
+	S('s', uncertain),
 };
 #undef S
 

@@ -40,58 +40,16 @@ wq_rc wq__op_prune(struct wq__store *s, int64_t task_cutoff, int64_t operation_c
 	return rc;
 }
 
-struct doctor_ctx {
-	struct wq__vec v;
-	enum wq__doctor_kind kind;
+#define D(type, f) WQ__COL(type, struct wq__doctor_row, f)
+static const struct wq__col doctor_cols[] = {
+	D('i', kind), D('i', task_id), D('s', operation), D('s', effect), D('s', effect_state),
+	D('i', attempt), D('i', begun_attempts), D('s', reason), D('s', reason_detail),
 };
+#undef D
 
-static wq_rc push_doctor(const struct wq__row *r, void *ctx)
-{
-	struct doctor_ctx *x = ctx;
-	struct wq__doctor_row *d = wq__push(&x->v);
-
-	if (!d)
-		return WQ_ENOMEM;
-	d->kind = x->kind;
-	d->task_id = wq__i64(r, 0);
-	wq__str(r, 1, d->operation, sizeof(d->operation));
-	if (x->kind == WQ__DOCTOR_INTERRUPTED) {
-		wq__str(r, 2, d->reason, sizeof(d->reason));
-		wq__str(r, 3, d->reason_detail, sizeof(d->reason_detail));
-	} else {
-		wq__str(r, 2, d->effect, sizeof(d->effect));
-		wq__str(r, 3, d->effect_state, sizeof(d->effect_state));
-		d->attempt = wq__int(r, 4);
-		d->begun_attempts = wq__int(r, 5);
-	}
-	return WQ_OK;
-}
-
+/* One statement: one snapshot of all three kinds of rows. */
 wq_rc wq__op_doctor(struct wq__store *s, struct wq__doctor_row **out, size_t *n, wq_error *err)
 {
-	static const struct {
-		int id;
-		enum wq__doctor_kind kind;
-	} queries[] = {
-		{SQL_DOCTOR_TWICE, WQ__DOCTOR_EFFECT_TWICE},
-		{SQL_DOCTOR_UNCERTAIN, WQ__DOCTOR_UNCERTAIN},
-		{SQL_DOCTOR_INTERRUPTED, WQ__DOCTOR_INTERRUPTED},
-	};
-	struct doctor_ctx x = {{NULL, 0, 0, sizeof(struct wq__doctor_row)}, 0};
-	size_t i;
-	wq_rc rc = wq__begin(s, 0, err);
-
-	if (rc)
-		return rc;
-	for (i = 0; !rc && i < WQ__ARRAY_LEN(queries); i++) {
-		x.kind = queries[i].kind;
-		rc = wq__rows(s, queries[i].id, WQ__NOARGS, push_doctor, &x, NULL, "doctor", err);
-	}
-	rc = wq__end(s, rc, err);
-	if (rc) {
-		free(x.v.p);
-		return rc;
-	}
-	*out = wq__take(&x.v, n);
-	return WQ_OK;
+	return wq__select(s, SQL_DOCTOR, WQ__NOARGS, WQ__COLS(doctor_cols),
+			  sizeof(struct wq__doctor_row), out, n, "doctor", err);
 }

@@ -93,27 +93,19 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 	return rc;
 }
 
-/* Outside a transaction the core runs reads only: a driver may run one again on a new
- * connection (it changed nothing). Every write is inside wq__begin..wq__end. */
-static wq_rc exec(struct wq__store *s, int id, const struct wq__arg *a, int n,
-		  struct wq__cursor **cur, const char *what, wq_error *err)
-{
-	int e = s->drv->exec(s->c, id, a, n, cur);
-
-	return e ? wq__sql_fail(s, e, what, err) : WQ_OK;
-}
-
-wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
-	       void *ctx, size_t *nrows, const char *what, wq_error *err)
+/* Runs statement id, calling fn for each row; *nrows and *changes when non-NULL. Outside
+ * a transaction the core runs reads only: a driver may run one again on a new connection
+ * (it changed nothing). Every write is inside wq__begin..wq__end. */
+static wq_rc query(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
+		   void *ctx, size_t *nrows, int64_t *changes, const char *what, wq_error *err)
 {
 	struct wq__row r = {s, NULL};
 	size_t count = 0;
-	wq_rc rc;
-	int st;
+	wq_rc rc = WQ_OK;
+	int st = s->drv->exec(s->c, id, a, n, &r.cur);
 
-	rc = exec(s, id, a, n, &r.cur, what, err);
-	if (rc)
-		return rc;
+	if (st)
+		return wq__sql_fail(s, st, what, err);
 	while ((st = s->drv->step(r.cur)) == 1) {
 		count++;
 		if (fn && (rc = fn(&r, ctx)) != WQ_OK)
@@ -123,27 +115,27 @@ wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
 	if (st < 0)
 		rc = wq__sql_fail(s, -st, what, err);
+	if (!rc && changes)
+		*changes = s->drv->changes(r.cur);
 	s->drv->done(r.cur);
 	if (!rc && nrows)
 		*nrows = count;
 	return rc;
 }
 
-wq_rc wq__list(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn push,
-	       size_t size, void *out, size_t *cnt, const char *what, wq_error *err)
+wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
+	       void *ctx, size_t *nrows, const char *what, wq_error *err)
 {
-	struct wq__vec v = {NULL, 0, 0, size};
-	wq_rc rc = wq__rows(s, id, a, n, push, &v, NULL, what, err);
-
-	if (rc) {
-		free(v.p);
-		return rc;
-	}
-	*(void **)out = wq__take(&v, cnt);
-	return WQ_OK;
+	return query(s, id, a, n, fn, ctx, nrows, NULL, what, err);
 }
 
-void wq__fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst)
+wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
+	      const char *what, wq_error *err)
+{
+	return query(s, id, a, n, NULL, NULL, NULL, changes, what, err);
+}
+
+static void fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst)
 {
 	size_t i;
 	char *p;
@@ -184,7 +176,7 @@ static wq_rc fill_row(const struct wq__row *r, void *ctx)
 
 	if (!p)
 		return WQ_ENOMEM;
-	wq__fill(r, f->cols, f->n, p);
+	fill(r, f->cols, f->n, p);
 	return WQ_OK;
 }
 
@@ -213,26 +205,6 @@ wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
 	return wq__rows(s, id, a, n, fill_row, &f, found, what, err);
 }
 
-wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
-	      const char *what, wq_error *err)
-{
-	struct wq__cursor *cur;
-	wq_rc rc;
-	int st;
-
-	rc = exec(s, id, a, n, &cur, what, err);
-	if (rc)
-		return rc;
-	while ((st = s->drv->step(cur)) == 1)
-		;
-	if (st < 0)
-		rc = wq__sql_fail(s, -st, what, err);
-	else if (changes)
-		*changes = s->drv->changes(cur);
-	s->drv->done(cur);
-	return rc;
-}
-
 wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
 		 const char *what, wq_error *err)
 {
@@ -242,31 +214,6 @@ wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, in
 		return rc;
 	s->retry_safe = 1; /* one row written again, or found written: harmless */
 	return wq__end(s, wq__run(s, id, a, n, changes, what, err), err);
-}
-
-int64_t wq__i64(const struct wq__row *r, int col)
-{
-	return r->s->drv->col_i64(r->cur, col);
-}
-
-int wq__int(const struct wq__row *r, int col)
-{
-	return (int)r->s->drv->col_i64(r->cur, col);
-}
-
-int wq__null(const struct wq__row *r, int col)
-{
-	return r->s->drv->is_null(r->cur, col);
-}
-
-const char *wq__text(const struct wq__row *r, int col, size_t *len)
-{
-	return r->s->drv->col_text(r->cur, col, len);
-}
-
-void wq__str(const struct wq__row *r, int col, char *dst, size_t dstsz)
-{
-	wq__strlcpy(dst, r->s->drv->col_text(r->cur, col, NULL), dstsz);
 }
 
 wq_rc wq__read_i64(const struct wq__row *r, void *ctx)

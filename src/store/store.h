@@ -205,12 +205,9 @@ struct wq__store_methods {
 	void (*close)(struct wq__store *s);
 
 	/* Inserts a pending task and its `accepted` event. With t->key, first claims the
-	 * operation identity (tenant, scope, kind, key) through the unique index of
-	 * `operations` (INSERT ... ON CONFLICT DO NOTHING, never a read-then-write). When the
-	 * identity exists: the same fingerprint returns its task (out->replayed = 1, a
-	 * `replayed` event when the task row still exists, nothing created); another
-	 * fingerprint records a `conflict` event on its task, commits that, and returns
-	 * WQ_ECONFLICT naming the key. */
+	 * operation identity (tenant, scope, kind, key) through the unique index (never a
+	 * read-then-write). Taken: the same fingerprint returns its task (replayed = 1, a
+	 * `replayed` event), another records `conflict` on it and returns WQ_ECONFLICT. */
 	wq_rc (*enqueue)(struct wq__store *s, const struct wq__new_task *t,
 			 struct wq__enqueued_row *out, wq_error *err);
 
@@ -223,18 +220,15 @@ struct wq__store_methods {
 	wq_rc (*events)(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
 			wq_error *err);
 
-	/* Batch claim: up to req->limit due pending tasks of req->kinds, ordered by
-	 * (order_at, id), each moved pending → running with attempt+1 and instance set by
-	 * one conditional UPDATE (`AND state='pending' AND due_at <= now`). Appends a
-	 * `claimed` event per task (attempt id, instance) and an attempts row. *out is a
-	 * malloc'd array of *n (0 is fine). */
+	/* Batch claim: up to req->limit due pending tasks of req->kinds by (order_at, id),
+	 * pending → running with attempt+1 under req->instance, only while that instance's
+	 * row exists; a `claimed` event and an attempts row each. */
 	wq_rc (*claim)(struct wq__store *s, const struct wq__claim_req *req,
 		       struct wq__claimed **out, size_t *n, wq_error *err);
 
-	/* Records the outcome of one attempt, conditional on state='running' AND
-	 * attempt=o->attempt AND instance=o->instance. When that finds no row the task
-	 * moved on: nothing changes except a `stale-outcome` event, and WQ_ESTALE is
-	 * returned. */
+	/* Records the outcome of one attempt, fenced by running, attempt and instance. The
+	 * same outcome recorded already (a retry) is WQ_OK; otherwise no row means the task
+	 * moved on: only a `stale-outcome` event, and WQ_ESTALE. */
 	wq_rc (*finish)(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
 	/* pending → cancelled (event `cancelled`), or on running sets cancel_requested
@@ -266,10 +260,9 @@ struct wq__store_methods {
 	wq_rc (*next_due)(struct wq__store *s, const char *const *kinds, size_t nkinds,
 			  int64_t *due_out, int *running_out, wq_error *err);
 
-	/* Worker instances. register inserts (id is unique). heartbeat sets heartbeat_at
-	 * for a registered instance: WQ_ENOTFOUND when the row is gone (the instance was
-	 * declared lost: it must not record outcomes any more, and fencing makes sure it
-	 * cannot). unregister deletes the row (clean stop; it owns no running task). */
+	/* Worker instances. register inserts (the same row again is WQ_OK, another under
+	 * the id WQ_ECONFLICT). heartbeat: WQ_ENOTFOUND when the row is gone (declared
+	 * lost). unregister deletes the row (clean stop; it owns no running task). */
 	wq_rc (*instance_register)(struct wq__store *s, const struct wq__instance *in,
 				   wq_error *err);
 	wq_rc (*instance_heartbeat)(struct wq__store *s, const char *id, int64_t now,
@@ -278,10 +271,8 @@ struct wq__store_methods {
 	wq_rc (*instance_list)(struct wq__store *s, struct wq__instance **out, size_t *n,
 			       wq_error *err);
 	/* Declares an instance lost: deletes its row only if heartbeat_at still equals
-	 * `seen_heartbeat` (so an instance that heartbeats meanwhile is left alone), and in
-	 * the same transaction moves each of its running tasks to interrupted with
-	 * `reason` (event `interrupted`). *count receives the number of tasks interrupted;
-	 * when the conditional delete finds nothing, *count is 0 and nothing changed. */
+	 * `seen_heartbeat`, and in the same transaction interrupts its running tasks with
+	 * `reason`. *count: how many (0 and nothing changed when the row moved on). */
 	wq_rc (*instance_reap)(struct wq__store *s, const char *id, int64_t seen_heartbeat,
 			       const char *reason, int64_t now, int *count, wq_error *err);
 	/* Running tasks that name no registered instance (e.g. the row was deleted by a
@@ -289,26 +280,15 @@ struct wq__store_methods {
 	wq_rc (*reap_orphans)(struct wq__store *s, const char *reason, int64_t now, int *count,
 			      wq_error *err);
 
-	/* Optional wake-ups (version 1; NULL when the backend has none, e.g. sqlite: poll).
-	 * A backend that has them wakes sleeping workers whenever a transaction that can make
-	 * a task due now commits (enqueue due now, finish RETRY, resolve RETRY).
-	 *
-	 * wakeup_fd: the file descriptor to watch for readability, after subscribing this
-	 * connection to wake-ups (PostgreSQL: LISTEN wakeq on the current connection, redone
-	 * after every reconnect); -1 when there is none right now (no connection: ask again
-	 * later, e.g. at the next poll). The descriptor belongs to the store: never close it.
-	 *
-	 * wakeup_drain: reads what arrived, without blocking. 1 when at least one wake-up
-	 * arrived, 0 when none, -1 when the descriptor from the last wakeup_fd is no longer
-	 * the one to watch (the connection is bad, or it was replaced by a reconnect, which
-	 * any call on the handle may do, even one that succeeds; the new descriptor often has
-	 * the old number). Other calls on the handle may also read wake-ups off the descriptor
-	 * (they are kept for wakeup_drain).
-	 *
-	 * So, before every wait: call wakeup_drain. 1: claim (and drain again). -1: stop
-	 * watching the old descriptor (even if wakeup_fd now returns the same number), call
-	 * wakeup_fd, watch what it returns, and claim once (wake-ups sent while there was no
-	 * connection are lost). 0: wait on the descriptor, and on the poll timer as well. */
+	/* Optional wake-ups (NULL without them: SQLite, workers poll). Every transaction that
+	 * can make a task due now (enqueue due now, finish RETRY, resolve RETRY) wakes them.
+	 * wakeup_fd: the descriptor to watch (the store's: never close it) after subscribing
+	 * (LISTEN, redone after a reconnect), or -1 with no connection now (ask again at the
+	 * next poll). wakeup_drain, without blocking: 1 wake-ups arrived, 0 none, -1 the
+	 * descriptor from the last wakeup_fd is not the one to watch any more (any call may
+	 * reconnect; the new one often has the old number). So before every wait: drain;
+	 * 1: claim; -1: stop watching, call wakeup_fd, watch it and claim once; 0: wait on
+	 * the descriptor and the poll timer. */
 	int (*wakeup_fd)(struct wq__store *s);
 	int (*wakeup_drain)(struct wq__store *s);
 
