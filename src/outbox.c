@@ -5,6 +5,7 @@
  * again (never re-running its task) and read the inbox. Inputs are checked before the
  * store is touched. */
 #include "internal.h"
+#include "store/evidence.h"
 
 #include <string.h>
 
@@ -69,7 +70,7 @@ static wq_rc check_recipient(const char *r, wq_error *err)
 		if ((unsigned char)r[i] <= ' ' || r[i] == 0x7f)
 			return wq__err(err, WQ_EINVAL,
 				       "recipient contains a space or control character");
-	return WQ_OK;
+	return wq__check_utf8("recipient", r, err);
 }
 
 wq_rc wq_inbox_list(wq_db *db, const char *recipient, int unread_only,

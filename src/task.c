@@ -3,6 +3,7 @@
  * Everything a caller hands in is checked here, before the store is touched, so a bad
  * input changes nothing. The store then does each transition as one conditional UPDATE. */
 #include "internal.h"
+#include "store/evidence.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -38,7 +39,8 @@ static wq_rc check_name(const char *what, const char *v, wq_error *err)
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
 			return wq__err(err, WQ_EINVAL, "%s contains a control character", what);
-	return WQ_OK;
+	/* An identity: two different byte strings must never become one. */
+	return wq__check_utf8(what, v, err);
 }
 
 static wq_rc check_enqueue(const wq_enqueue_opts *o, size_t payload_len, wq_error *err)
@@ -87,7 +89,7 @@ static wq_rc check_channel(const char *c, wq_error *err)
 			if ((unsigned char)c[k] <= ' ' || c[k] == 0x7f)
 				return wq__err(err, WQ_EINVAL,
 					       "channel '%s' contains a space or control character", c);
-		return WQ_OK;
+		return wq__check_utf8("channel", c, err);
 	}
 	return wq__err(err, WQ_EINVAL,
 		       "invalid channel '%s' (expected inbox:RECIPIENT, webhook:NAME or command:NAME)",
@@ -131,7 +133,7 @@ static wq_rc check_key(const char *key, wq_error *err)
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
 			return wq__err(err, WQ_EINVAL, "operation key contains a control character");
-	return WQ_OK;
+	return wq__check_utf8("operation key", key, err);
 }
 
 wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error *err)

@@ -164,3 +164,17 @@ wq_rc wq__jfail(json_t *o, wq_error *err)
 	return wq__err(err, WQ_ENOMEM, "out of memory (event detail)");
 }
 
+wq_rc wq__check_utf8(const char *field, const char *text, wq_error *err)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t len = text ? strlen(text) : 0, i = 0, k;
+
+	while (i < len) {
+		k = wq__utf8_seq(p + i, len - i);
+		if (!k)
+			return wq__err(err, WQ_EINVAL, "%s is not valid UTF-8 (byte %zu)", field,
+				       i + 1);
+		i += k;
+	}
+	return WQ_OK;
+}

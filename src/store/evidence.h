@@ -16,6 +16,9 @@
 
 /* Length of the valid UTF-8 sequence at p (at most `avail` bytes), or 0 if invalid. */
 size_t wq__utf8_seq(const unsigned char *p, size_t avail);
+/* WQ_EINVAL naming `field` unless text (NULL: fine) is valid UTF-8. Identity fields
+ * (keys, tenants, scopes, kinds, channels, effect names) are refused, never rewritten. */
+wq_rc wq__check_utf8(const char *field, const char *text, wq_error *err);
 /* A copy of text with invalid UTF-8 bytes replaced by '?', cut to at most `max` bytes on
  * a character boundary; malloc'd, NULL only when out of memory. */
 char *wq__utf8_clean(const char *text, size_t max);

@@ -132,18 +132,41 @@ struct wq__migration {
 };
 
 struct wq__dialect {
-	/* Text of statement `id` when statements.h gives NULL for it; NULL for any other. */
+	/* The complete text of statement `id` in this dialect: statements.h's text with the
+	 * dialect's fragments (D_... macros) expanded, or the dialect's own variant where
+	 * statements.h gives NULL. */
 	const char *(*variant)(int id);
 	const struct wq__migration *migrations; /* in order, append only */
-	size_t nmigrations;
+	const size_t *nmigrations;              /* (a pointer: defined in schema_*.c) */
 };
+
+extern const struct wq__dialect wq__sqlite_dialect;
+extern const struct wq__dialect wq__postgres_dialect;
+
+/* The channel PostgreSQL wake-ups are sent on (SQL_NOTIFY) and LISTENed to. */
+#define WQ__SQL_NOTIFY_CHANNEL "wakeq"
 
 extern const struct wq__sql_driver wq__sqlite_driver;
 #ifdef WQ_HAVE_POSTGRES
 extern const struct wq__sql_driver wq__postgres_driver;
 #endif
 
-/* The text of statement `id` for a dialect: statements.h's, or the dialect's variant. */
+/* The text of statement `id` for a dialect (sql.c): d->variant(id). */
 const char *wq__sql_text(const struct wq__dialect *d, int id);
+
+/* The file path of a SQLite URL ("sqlite:PATH", "file:PATH", "sqlite:///abs", a plain
+ * path) — sql_sqlite.c. The core checks that the file exists before open() when it may
+ * not create one. */
+const char *wq__sqlite_path(const char *url);
+
+/* The SQLite schema steps (schema_sqlite.c). */
+extern const struct wq__migration wq__sqlite_migrations[];
+extern const size_t wq__sqlite_nmigrations;
+
+#ifdef WQ_HAVE_POSTGRES
+/* The PostgreSQL schema steps (schema_postgres.c), for dialect_postgres.c. */
+extern const struct wq__migration wq__postgres_migrations[];
+extern const size_t wq__postgres_nmigrations;
+#endif
 
 #endif /* WQ_SQL_H */

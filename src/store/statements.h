@@ -1,24 +1,247 @@
 /*
  * statements.h — every SQL statement of the store, once, with $N placeholders.
  *
- * X(ID, TEXT): TEXT is the statement for both dialects, or NULL when the dialects differ;
- * then dialect_sqlite.c and dialect_postgres.c give the two variants (their variant()
- * function). Include with X defined; enum wq__sql_id below gives every statement an id
- * (the key of each connection's prepared-statement cache).
+ * X(ID, TEXT): TEXT is the statement for both dialects, or NULL when the dialects differ
+ * as a whole; then dialect_sqlite.c and dialect_postgres.c each give their variant. A
+ * TEXT may use the dialect fragments below (D_...), which each dialect file defines
+ * before it expands this list; nothing else expands TEXT (enum wq__sql_id ignores it).
  *
- * Rules: bound parameters only (never a value spliced into text); $N numbered from 1 and
- * each number used for one argument; RETURNING and ON CONFLICT are fine on both (SQLite
- * >= 3.35 is checked at open).
+ *   D_FOR_UPDATE      " FOR UPDATE" (PostgreSQL row lock; SQLite's write lock covers it)
+ *   D_SKIP_LOCKED     " FOR UPDATE SKIP LOCKED" in a claim's pick
+ *   D_PICK(sub)       "id IN (sub)"; PostgreSQL "id = ANY (ARRAY (sub))", evaluated once
+ *                     (an IN over SKIP LOCKED may be re-run per row and claim too much)
+ *   D_TEXTS(p)        the strings of JSON array text p, as a sub-select
+ *   D_IDS(p)          the integers of JSON array text p, as a sub-select
+ *   D_ID_COL, D_NEXT_ID(tbl)
+ *                     SQLite names the id of a new task, event, delivery or inbox row:
+ *                     above every id the table ever had (id_floor keeps the highest id
+ *                     prune removed), so an id that left the store is never reused.
+ *                     PostgreSQL: identity columns ("" for both).
+ *
+ * Rules: bound parameters only (never a value spliced into text); $N numbered from 1,
+ * each number one argument; RETURNING and ON CONFLICT on both (SQLite >= 3.35, checked at
+ * open). No booleans are read back: EXISTS is written CASE WHEN ... THEN 1 ELSE 0 END.
  */
 #ifndef WQ_STATEMENTS_H
 #define WQ_STATEMENTS_H
 
-#define WQ__SQL_STATEMENTS(X)                                                              \
-	X(SQL_SCHEMA_VERSION, "SELECT max(version) FROM schema_version")                   \
-	X(SQL_SET_VERSION, "INSERT INTO schema_version (version) VALUES ($1)")             \
-	X(SQL_HAS_SCHEMA, NULL)                                                            \
-	X(SQL_FOREIGN_TABLES, NULL)                                                        \
-	X(SQL_NOTIFY, NULL)
+/* The columns of a wq_task, in the order op_task.c's read_task() reads them. */
+#define WQ__TASK_COLUMNS                                                                   \
+	"id, kind, tenant, scope, operation, state, priority, payload_version, payload_size, " \
+	"payload_sha256, attempt, max_attempts, created_at, updated_at, due_at, started_at, " \
+	"finished_at, instance, reason, reason_detail, outcome, cancel_requested, "           \
+	"has_result, result_size, result_sha256, keyed, fingerprint"
+
+/* The columns claim hands out, in the order op_claim.c reads them. */
+#define WQ__CLAIM_COLUMNS                                                                  \
+	"id, attempt, kind, tenant, scope, operation, payload_version, max_attempts, "        \
+	"payload, order_at"
+
+#define WQ__INSTANCE_COLUMNS "id, host, host_id, pid, proc_start, started_at, heartbeat_at"
+
+/* The fencing condition of SPEC §3, shared by the five finish statements. */
+#define WQ__OWNED " WHERE id = $1 AND state = 'running' AND attempt = $2 AND instance = $3"
+
+/* The fencing condition of a delivery attempt. */
+#define WQ__DLV_OWNED " WHERE id = $1 AND state = 'sending' AND attempts = $2 AND instance = $3"
+
+#define WQ__TERMINAL "state IN ('succeeded', 'failed', 'cancelled')"
+
+#define WQ__SQL_STATEMENTS(X)                                                               \
+	/* ---- schema (op_schema.c) ---- */                                                \
+	/* has schema_version (0/1), and how many other tables there are */                 \
+	X(SQL_HAS_SCHEMA, NULL)                                                             \
+	X(SQL_SCHEMA_VERSION, "SELECT coalesce(max(version), 0) FROM schema_version")       \
+	X(SQL_SET_VERSION, "INSERT INTO schema_version (version) VALUES ($1)")              \
+	/* script text run before each migration step, in its transaction */                \
+	X(SQL_MIGRATE_LOCK, NULL)                                                           \
+	X(SQL_NOTIFY, NULL)                                                                 \
+	/* ---- tasks (op_task.c) ---- */                                                   \
+	X(SQL_EVENT_INSERT, "INSERT INTO events (" D_ID_COL "task_id, at, attempt, type, "  \
+	  "instance, detail) VALUES (" D_NEXT_ID("events") "$1, $2, $3, $4, $5, $6)")       \
+	X(SQL_TASK_INSERT, "INSERT INTO tasks (" D_ID_COL "kind, tenant, scope, "           \
+	  "operation, payload, payload_size, payload_sha256, payload_version, priority, "   \
+	  "state, due_at, order_at, created_at, updated_at, max_attempts, keyed, "          \
+	  "fingerprint, notify) VALUES (" D_NEXT_ID("tasks") "$1, $2, $3, $4, $5, $6, "     \
+	  "$7, $8, $9, 'pending', $10, $11, $12, $12, $13, $14, $15, $16) RETURNING id")    \
+	X(SQL_TASK_GET, "SELECT " WQ__TASK_COLUMNS " FROM tasks WHERE id = $1")             \
+	X(SQL_TASK_STATE, "SELECT state, attempt, instance, cancel_requested, "             \
+	  "uncertain_effect FROM tasks WHERE id = $1" D_FOR_UPDATE)                         \
+	X(SQL_TASK_EXISTS, "SELECT 1 FROM tasks WHERE id = $1")                             \
+	/* $1 state or '', $2 kind or '', $3 limit */                                       \
+	X(SQL_TASK_LIST, "SELECT " WQ__TASK_COLUMNS " FROM tasks WHERE ($1 = '' OR state "  \
+	  "= $1) AND ($2 = '' OR kind = $2) ORDER BY id LIMIT $3")                          \
+	X(SQL_RESULT, "SELECT has_result, result FROM tasks WHERE id = $1")                 \
+	X(SQL_EVENTS, "SELECT id, task_id, at, attempt, type, instance, detail FROM "       \
+	  "events WHERE task_id = $1 ORDER BY id")                                          \
+	X(SQL_CANCEL_PENDING, "UPDATE tasks SET state = 'cancelled', finished_at = $2, "    \
+	  "updated_at = $2 WHERE id = $1 AND state = 'pending'")                            \
+	X(SQL_CANCEL_REQUEST, "UPDATE tasks SET cancel_requested = 1, updated_at = $2 "     \
+	  "WHERE id = $1 AND state = 'running' AND attempt = $3 AND cancel_requested = 0")  \
+	X(SQL_RESOLVE_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, order_at "   \
+	  "= $2 - (due_at - order_at), updated_at = $2, reason = '', reason_detail = '' "   \
+	  "WHERE id = $1 AND state = 'interrupted'")                                        \
+	X(SQL_RESOLVE_END, "UPDATE tasks SET state = $3, finished_at = $2, updated_at = "   \
+	  "$2 WHERE id = $1 AND state = 'interrupted'")                                     \
+	X(SQL_CANCEL_REQUESTS, "SELECT id FROM tasks WHERE state = 'running' AND "          \
+	  "instance = $1 AND cancel_requested = 1 ORDER BY id")                             \
+	/* An uncertain effect is never decided by the on_interrupt=retry policy. */        \
+	X(SQL_INTERRUPTED_OF_KIND, "SELECT id FROM tasks WHERE state = 'interrupted' AND "  \
+	  "kind = $1 AND reason <> 'uncertain-effect' ORDER BY id LIMIT $2")                \
+	X(SQL_NEXT_DUE, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "    \
+	  "AND kind IN " D_TEXTS("$1") "), CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE "    \
+	  "state = 'running') THEN 1 ELSE 0 END")                                           \
+	/* The operation identity is claimed by the unique index, never by a read first. */ \
+	X(SQL_OP_INSERT, "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "  \
+	  "payload_version, task_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) "   \
+	  "ON CONFLICT (tenant, scope, kind, key) DO NOTHING RETURNING id")                 \
+	X(SQL_OP_SET_TASK, "UPDATE operations SET task_id = $2 WHERE id = $1 AND task_id "  \
+	  "= 0")                                                                            \
+	X(SQL_OP_GET, "SELECT o.fingerprint, o.task_id, t.state FROM operations o LEFT "    \
+	  "JOIN tasks t ON t.id = o.task_id AND t.keyed = 1 AND t.operation = o.key "       \
+	  "WHERE o.tenant = $1 AND o.scope = $2 AND o.kind = $3 AND o.key = $4")            \
+	X(SQL_OP_FIND, "SELECT o.kind, o.task_id, CASE WHEN t.id IS NULL THEN 0 ELSE 1 "    \
+	  "END FROM operations o LEFT JOIN tasks t ON t.id = o.task_id AND t.keyed = 1 "    \
+	  "AND t.operation = o.key WHERE o.tenant = $1 AND o.scope = $2 AND o.key = $3 "    \
+	  "AND (CAST($4 AS text) IS NULL OR o.kind = $4) ORDER BY o.kind LIMIT 9")          \
+	/* ---- claim, finish (op_claim.c) ---- */                                          \
+	X(SQL_CLAIM_PROBE, "SELECT 1 FROM tasks WHERE state = 'pending' AND due_at <= $1 "  \
+	  "AND kind IN " D_TEXTS("$2") " LIMIT 1")                                          \
+	/* an instance declared lost (its row deleted) can no longer claim */               \
+	X(SQL_CLAIM, "UPDATE tasks SET state = 'running', attempt = attempt + 1, "          \
+	  "instance = $1, started_at = $2, updated_at = $2, cancel_requested = 0, "         \
+	  "reason = '', reason_detail = '', uncertain_effect = '' WHERE "                   \
+	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
+		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
+	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
+	  "WHERE id = $1) RETURNING " WQ__CLAIM_COLUMNS)                                    \
+	/* the tasks that claims with a lost COMMIT answer took ($2: their times) */        \
+	X(SQL_RECLAIM, "SELECT " WQ__CLAIM_COLUMNS " FROM tasks WHERE state = 'running' "   \
+	  "AND instance = $1 AND started_at IN " D_IDS("$2") D_FOR_UPDATE)                  \
+	X(SQL_ATTEMPT_INSERT, "INSERT INTO attempts (task_id, attempt, instance, "          \
+	  "started_at) VALUES ($1, $2, $3, $4)")                                            \
+	X(SQL_ATTEMPT_FINISH, "UPDATE attempts SET finished_at = $3, outcome = $4, "        \
+	  "reason = $5, exit_status = $6 WHERE task_id = $1 AND attempt = $2")              \
+	/* whether this very outcome was recorded already (a finish retried) */             \
+	X(SQL_ATTEMPT_RECORDED, "SELECT 1 FROM attempts WHERE task_id = $1 AND attempt = "  \
+	  "$2 AND instance = $3 AND finished_at = $4 AND ((outcome = $5 AND reason = $6) "  \
+	  "OR (outcome = 'interrupted' AND reason = 'uncertain-effect'))")                  \
+	X(SQL_FINISH_SUCCEEDED, "UPDATE tasks SET state = 'succeeded', finished_at = $4, "  \
+	  "updated_at = $4, outcome = $5, result = $6, result_size = $7, result_sha256 = "  \
+	  "$8, has_result = $9, last_exit_status = $10, reason = '', reason_detail = ''"    \
+	  WQ__OWNED)                                                                        \
+	/* The priority head start (due_at - order_at) carries over to the new due time. */ \
+	X(SQL_FINISH_RETRY, "UPDATE tasks SET state = 'pending', updated_at = $4, due_at "  \
+	  "= $5, order_at = $5 - (due_at - order_at), reason = $6, reason_detail = $7, "    \
+	  "last_exit_status = $8" WQ__OWNED)                                                \
+	/* failed, interrupted, cancelled: $5 state, $6 reason, $7 detail, $8 exit status */ \
+	X(SQL_FINISH_END, "UPDATE tasks SET state = $5, updated_at = $4, finished_at = "    \
+	  "CASE WHEN $5 = 'interrupted' THEN finished_at ELSE $4 END, reason = $6, "        \
+	  "reason_detail = $7, last_exit_status = $8" WQ__OWNED)                            \
+	/* ---- instances, recovery (op_instance.c) ---- */                                 \
+	X(SQL_INSTANCE_INSERT, "INSERT INTO instances (id, host, host_id, pid, "            \
+	  "proc_start, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")      \
+	X(SQL_INSTANCE_HEARTBEAT, "UPDATE instances SET heartbeat_at = $2 WHERE id = $1")   \
+	X(SQL_INSTANCE_DELETE, "DELETE FROM instances WHERE id = $1")                       \
+	X(SQL_INSTANCE_LIST, "SELECT " WQ__INSTANCE_COLUMNS " FROM instances ORDER BY "     \
+	  "started_at, id")                                                                 \
+	X(SQL_INSTANCE_GET, "SELECT " WQ__INSTANCE_COLUMNS " FROM instances WHERE id = $1") \
+	X(SQL_INSTANCE_REAP, "DELETE FROM instances WHERE id = $1 AND heartbeat_at = $2")   \
+	X(SQL_INTERRUPT_INSTANCE, "UPDATE tasks SET state = 'interrupted', reason = $2, "   \
+	  "reason_detail = '', updated_at = $3 WHERE state = 'running' AND instance = $1 "  \
+	  "RETURNING id, attempt, instance")                                                \
+	X(SQL_INTERRUPT_ORPHANS, "UPDATE tasks SET state = 'interrupted', reason = $1, "    \
+	  "reason_detail = '', updated_at = $2 WHERE state = 'running' AND instance NOT "   \
+	  "IN (SELECT id FROM instances) RETURNING id, attempt, instance")                  \
+	X(SQL_SET_DETAIL, "UPDATE tasks SET reason_detail = $3 WHERE id = $1 AND attempt "  \
+	  "= $2 AND state = 'interrupted'")                                                 \
+	/* ---- effects (op_effect.c) ---- */                                               \
+	X(SQL_ATTEMPTS, "SELECT attempt, instance, started_at, finished_at, outcome, "      \
+	  "reason, exit_status FROM attempts WHERE task_id = $1 ORDER BY attempt")          \
+	/* the first uncertain effect of an attempt is the one its outcome names */         \
+	X(SQL_SET_UNCERTAIN, "UPDATE tasks SET uncertain_effect = $3 WHERE id = $1 AND "    \
+	  "state = 'running' AND attempt = $2 AND uncertain_effect = ''")                   \
+	X(SQL_EFFECT_GET, "SELECT state, attempt, last_attempt, result FROM effects "       \
+	  "WHERE task_id = $1 AND name = $2")                                               \
+	X(SQL_EFFECT_INSERT, "INSERT INTO effects (task_id, name, state, attempt, "         \
+	  "last_attempt, begun_attempts, begun_at) VALUES ($1, $2, 'begun', $3, $3, 1, "    \
+	  "$4)")                                                                            \
+	X(SQL_EFFECT_AGAIN, "UPDATE effects SET last_attempt = $3, begun_attempts = "       \
+	  "begun_attempts + 1 WHERE task_id = $1 AND name = $2 AND state = 'begun' AND "    \
+	  "last_attempt < $3")                                                              \
+	X(SQL_EFFECT_DONE, "UPDATE effects SET state = 'done', result = $4, done_at = $5 "  \
+	  "WHERE task_id = $1 AND name = $2 AND state = 'begun' AND attempt = $3")          \
+	/* an effect this attempt began (first), or found uncertain, never confirmed */     \
+	X(SQL_EFFECT_OPEN, "SELECT name, attempt FROM effects WHERE task_id = $1 AND "      \
+	  "state = 'begun' AND (attempt = $2 OR last_attempt = $2) ORDER BY (attempt = "    \
+	  "$2) DESC, begun_at, name LIMIT 1")                                               \
+	/* ---- retention, doctor (op_upkeep.c) ---- */                                     \
+	X(SQL_PRUNE_MARK, "UPDATE operations SET finished_at = (SELECT t.finished_at "      \
+	  "FROM tasks t WHERE t.id = operations.task_id) WHERE task_id IN (SELECT id "      \
+	  "FROM tasks WHERE " WQ__TERMINAL " AND finished_at < $1)")                        \
+	/* the highest ids so far stay taken (SQLite; nothing on PostgreSQL) */             \
+	X(SQL_PRUNE_FLOOR, NULL)                                                            \
+	X(SQL_PRUNE_TASKS, "DELETE FROM tasks WHERE " WQ__TERMINAL " AND finished_at < $1") \
+	X(SQL_PRUNE_OPERATIONS, "DELETE FROM operations WHERE finished_at IS NOT NULL "     \
+	  "AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = "        \
+	  "operations.task_id)")                                                            \
+	/* rows by kind (1, 2, 3: enum wq__doctor_kind), task id and effect name */           \
+	X(SQL_DOCTOR, "SELECT 1, e.task_id, t.operation, e.name, e.state, e.attempt, "      \
+	  "e.begun_attempts, '', '' FROM effects e JOIN tasks t ON t.id = e.task_id WHERE "  \
+	  "e.begun_attempts >= 2 UNION ALL SELECT 2, e.task_id, t.operation, e.name, "      \
+	  "e.state, e.attempt, e.begun_attempts, '', '' FROM effects e JOIN tasks t ON "    \
+	  "t.id = e.task_id WHERE e.state = 'begun' AND NOT (t.state = 'running' AND "      \
+	  "t.attempt = e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, " \
+	  "reason_detail FROM tasks WHERE state = 'interrupted' ORDER BY 1, 2, 4")          \
+	/* ---- outbox (op_outbox.c) ---- */                                                \
+	X(SQL_DLV_QUEUE, NULL)                                                              \
+	X(SQL_DLV_CLAIM, "UPDATE deliveries SET state = 'sending', attempts = attempts + "  \
+	  "1, instance = $1, updated_at = $2 WHERE "                                        \
+	  D_PICK("SELECT id FROM deliveries WHERE state = 'pending' AND next_at <= $2 "     \
+		 "ORDER BY next_at, id LIMIT $3" D_SKIP_LOCKED)                             \
+	  " AND state = 'pending' AND next_at <= $2 AND EXISTS (SELECT 1 FROM instances "   \
+	  "WHERE id = $1) RETURNING id, task_id, channel, attempts, retry_base")            \
+	X(SQL_DLV_TASK, "SELECT kind, operation, state, outcome, has_result, "              \
+	  "result_size, result_sha256 FROM tasks WHERE id = $1")                            \
+	X(SQL_DLV_STATE, "SELECT task_id, channel, state, attempts, instance FROM "         \
+	  "deliveries WHERE id = $1" D_FOR_UPDATE)                                          \
+	X(SQL_DLV_DELIVERED, "UPDATE deliveries SET state = 'delivered', delivered_at = "   \
+	  "$4, updated_at = $4, last_error = ''" WQ__DLV_OWNED " RETURNING task_id, "       \
+	  "channel")                                                                        \
+	X(SQL_DLV_RETRY, "UPDATE deliveries SET state = 'pending', updated_at = $4, "       \
+	  "last_error = $5, max_attempts = $6, next_at = $7" WQ__DLV_OWNED " RETURNING "    \
+	  "task_id, channel")                                                               \
+	X(SQL_DLV_DEAD, "UPDATE deliveries SET state = 'dead', updated_at = $4, "           \
+	  "last_error = $5, max_attempts = $6" WQ__DLV_OWNED " RETURNING task_id, channel") \
+	X(SQL_DLV_RECOVER, "UPDATE deliveries SET state = 'pending', next_at = $3, "        \
+	  "updated_at = $3, last_error = 'outcome unknown: the sending worker stopped' "    \
+	  "WHERE state = 'sending' AND (instance NOT IN (SELECT id FROM instances) OR "     \
+	  "(instance = $1 AND id NOT IN " D_IDS("$2") ")) RETURNING id, task_id, "          \
+	  "channel, attempts, instance")                                                    \
+	X(SQL_DLV_NEXT, "SELECT min(next_at) FROM deliveries WHERE state = 'pending'")      \
+	/* reads before a write transaction: most polls find nothing to do */               \
+	X(SQL_DLV_ANY_DUE, "SELECT CASE WHEN EXISTS (SELECT 1 FROM deliveries WHERE "       \
+	  "state = 'pending' AND next_at <= $1) THEN 1 ELSE 0 END")                         \
+	X(SQL_DLV_ANY_SENDING, "SELECT CASE WHEN EXISTS (SELECT 1 FROM deliveries WHERE "   \
+	  "state = 'sending') THEN 1 ELSE 0 END")                                           \
+	X(SQL_DLV_LIST, "SELECT id, task_id, channel, state, attempts, max_attempts, "      \
+	  "created_at, updated_at, next_at, delivered_at, last_error FROM deliveries "      \
+	  "WHERE $1 = '' OR state = $1 ORDER BY id")                                        \
+	/* a new round: the attempt budget counts again from here */                        \
+	X(SQL_DLV_RETRY_DEAD, "UPDATE deliveries SET state = 'pending', next_at = $2, "     \
+	  "updated_at = $2, retry_base = attempts, max_attempts = attempts + "              \
+	  "(max_attempts - retry_base) WHERE id = $1 AND state = 'dead'")                   \
+	X(SQL_INBOX_INSERT, "INSERT INTO inbox (" D_ID_COL "recipient, notice_key, "        \
+	  "delivery_id, task_id, kind, operation, subject, result_size, result_sha256, "    \
+	  "created_at) SELECT " D_NEXT_ID("inbox") "$1, $2, $3, t.id, t.kind, "             \
+	  "t.operation, $4, CASE WHEN t.has_result <> 0 THEN t.result_size ELSE -1 END, "   \
+	  "CASE WHEN t.has_result <> 0 THEN t.result_sha256 ELSE '' END, $5 FROM tasks t "  \
+	  "WHERE t.id = $6 ON CONFLICT (notice_key) DO NOTHING")                            \
+	X(SQL_INBOX_LIST, "SELECT id, recipient, delivery_id, task_id, kind, operation, "   \
+	  "subject, result_size, result_sha256, created_at, read_at FROM inbox WHERE "      \
+	  "recipient = $1 AND ($2 = 0 OR read_at = 0) ORDER BY id")                         \
+	X(SQL_INBOX_READ, "UPDATE inbox SET read_at = $2 WHERE id = $1 AND read_at = 0")    \
+	X(SQL_INBOX_EXISTS, "SELECT 1 FROM inbox WHERE id = $1")
 
 enum wq__sql_id {
 #define WQ__SQL_ENUM(id, text) id,

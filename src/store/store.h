@@ -1,44 +1,22 @@
 /*
- * store.h — the storage interface: one table of methods per backend (sqlite.c,
- * postgres.c). The core never sees SQL; it calls the wq__store_* wrappers in store.c,
- * which is where asserts and failpoints live.
+ * store.h — the storage interface the core calls (through WQ__STORE in internal.h, where
+ * the failpoints are): one method table per database, the same operations behind both
+ * (src/store/op_*.c over the drivers of sql.h). The core never sees SQL.
  *
- * Rules every backend keeps (the conformance suite in tests/ proves them on each):
- *  - Each method is one transaction. On any error nothing changed.
- *  - Every state change is one conditional UPDATE (`... WHERE state = <expected>`) whose
- *    row count is checked; a row count of 0 changes nothing and is reported.
- *  - Every state change appends its event(s) to the timeline in the same transaction.
- *  - Busy / serialization failures are reported as WQ_EBUSY after the backend's own wait
- *    (busy_timeout) ran out; callers may retry the whole method.
- *  - Times are int64 microseconds since the epoch, passed in by the caller (`now`), so
- *    the store never reads a clock of its own and tests can reason about order.
- *  - Strings in events are safe evidence only: the caller never passes payloads or
- *    result bodies into `detail`.
- *  - Out-parameters are written only on success. Arrays handed out are malloc'd; the
- *    caller frees them with free().
- */
-/*
- * Event types appended by the store (type: detail keys). Details are JSON objects.
- *   accepted          kind, priority, due_at, payload_size, payload_sha256, payload_version,
- *                     max_attempts
- *   claimed           attempt_id ("<task>.<n>"), instance
- *   succeeded         attempt_id, result_size, result_sha256, outcome ("discarded" or absent)
- *   retry-scheduled   attempt_id, reason, exit_status, retry_at
- *   failed            attempt_id, reason, reason_detail, exit_status
- *   interrupted       attempt_id, reason, reason_detail, signal
- *   cancelled         attempt_id (when it was running) or nothing
- *   cancel-requested  attempt_id
- *   resolved          decision ("retry", "succeeded", "failed", "cancel"), by, note
- *   stale-outcome     attempt_id, instance, outcome the stale attempt wanted to record
- *   replayed          fingerprint, payload_size (an enqueue of the same operation and input)
- *   conflict          fingerprint (stored), offered (the other input's fingerprint)
- *   effect-begun      attempt_id, name
- *   effect-done       attempt_id, name, result_size, result_sha256 (never the result)
- *   effect-skipped    attempt_id, name, done_in (attempt id that completed it)
- *   effect-uncertain  attempt_id, name, begun_in (attempt id that began it)
- * `interrupted` also carries `effect` when the attempt had an effect begun, not confirmed.
- * The worker adds through event(): `started` (attempt_id, pid) and `stop-requested`.
- * Every event row also carries task_id, at, attempt and instance columns.
+ * Rules every method keeps (tests/store and the conformance suite prove them on each):
+ *  - One transaction per method; on any error nothing changed, except where a method
+ *    says it records the refusal (stale-outcome, conflict, delivery-stale).
+ *  - Every state change is one conditional UPDATE whose row count is checked, with its
+ *    event(s) on the timeline in the same transaction. Events and their detail keys:
+ *    docs/architecture.md ("Events"); details are safe evidence, never payloads/results.
+ *  - WQ_EBUSY: busy, or the connection was lost (retry the method). WQ_EUNKNOWN: a
+ *    COMMIT's answer was lost, the change may or may not be recorded — except where the
+ *    method's repeat recognises its own outcome (finish, claims, instance writes), which
+ *    say WQ_EBUSY.
+ *  - Times are int64 µs since the epoch, passed in (`now`): the store reads no clock.
+ *  - Identity fields (keys, tenants, scopes, kinds, channels, names) with invalid UTF-8
+ *    are refused with WQ_EINVAL; free text (reasons, errors) is stored made valid.
+ *  - Out-parameters are written only on success; arrays are malloc'd (free()).
  */
 #ifndef WQ_STORE_H
 #define WQ_STORE_H
@@ -48,9 +26,9 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define WQ_SCHEMA_VERSION 3
+#define WQ_SCHEMA_VERSION 4
 
-struct wq__store; /* backend-private connection state */
+struct wq__store; /* op.h: a driver connection and the core's state about it */
 
 /* A new task, fully validated by the core (task.c). */
 struct wq__new_task {
@@ -227,12 +205,9 @@ struct wq__store_methods {
 	void (*close)(struct wq__store *s);
 
 	/* Inserts a pending task and its `accepted` event. With t->key, first claims the
-	 * operation identity (tenant, scope, kind, key) through the unique index of
-	 * `operations` (INSERT ... ON CONFLICT DO NOTHING, never a read-then-write). When the
-	 * identity exists: the same fingerprint returns its task (out->replayed = 1, a
-	 * `replayed` event when the task row still exists, nothing created); another
-	 * fingerprint records a `conflict` event on its task, commits that, and returns
-	 * WQ_ECONFLICT naming the key. */
+	 * operation identity (tenant, scope, kind, key) through the unique index (never a
+	 * read-then-write). Taken: the same fingerprint returns its task (replayed = 1, a
+	 * `replayed` event), another records `conflict` on it and returns WQ_ECONFLICT. */
 	wq_rc (*enqueue)(struct wq__store *s, const struct wq__new_task *t,
 			 struct wq__enqueued_row *out, wq_error *err);
 
@@ -245,18 +220,15 @@ struct wq__store_methods {
 	wq_rc (*events)(struct wq__store *s, int64_t task_id, wq_event **out, size_t *n,
 			wq_error *err);
 
-	/* Batch claim: up to req->limit due pending tasks of req->kinds, ordered by
-	 * (order_at, id), each moved pending → running with attempt+1 and instance set by
-	 * one conditional UPDATE (`AND state='pending' AND due_at <= now`). Appends a
-	 * `claimed` event per task (attempt id, instance) and an attempts row. *out is a
-	 * malloc'd array of *n (0 is fine). */
+	/* Batch claim: up to req->limit due pending tasks of req->kinds by (order_at, id),
+	 * pending → running with attempt+1 under req->instance, only while that instance's
+	 * row exists; a `claimed` event and an attempts row each. */
 	wq_rc (*claim)(struct wq__store *s, const struct wq__claim_req *req,
 		       struct wq__claimed **out, size_t *n, wq_error *err);
 
-	/* Records the outcome of one attempt, conditional on state='running' AND
-	 * attempt=o->attempt AND instance=o->instance. When that finds no row the task
-	 * moved on: nothing changes except a `stale-outcome` event, and WQ_ESTALE is
-	 * returned. */
+	/* Records the outcome of one attempt, fenced by running, attempt and instance. The
+	 * same outcome recorded already (a retry) is WQ_OK; otherwise no row means the task
+	 * moved on: only a `stale-outcome` event, and WQ_ESTALE. */
 	wq_rc (*finish)(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
 	/* pending → cancelled (event `cancelled`), or on running sets cancel_requested
@@ -288,10 +260,9 @@ struct wq__store_methods {
 	wq_rc (*next_due)(struct wq__store *s, const char *const *kinds, size_t nkinds,
 			  int64_t *due_out, int *running_out, wq_error *err);
 
-	/* Worker instances. register inserts (id is unique). heartbeat sets heartbeat_at
-	 * for a registered instance: WQ_ENOTFOUND when the row is gone (the instance was
-	 * declared lost: it must not record outcomes any more, and fencing makes sure it
-	 * cannot). unregister deletes the row (clean stop; it owns no running task). */
+	/* Worker instances. register inserts (the same row again is WQ_OK, another under
+	 * the id WQ_ECONFLICT). heartbeat: WQ_ENOTFOUND when the row is gone (declared
+	 * lost). unregister deletes the row (clean stop; it owns no running task). */
 	wq_rc (*instance_register)(struct wq__store *s, const struct wq__instance *in,
 				   wq_error *err);
 	wq_rc (*instance_heartbeat)(struct wq__store *s, const char *id, int64_t now,
@@ -300,10 +271,8 @@ struct wq__store_methods {
 	wq_rc (*instance_list)(struct wq__store *s, struct wq__instance **out, size_t *n,
 			       wq_error *err);
 	/* Declares an instance lost: deletes its row only if heartbeat_at still equals
-	 * `seen_heartbeat` (so an instance that heartbeats meanwhile is left alone), and in
-	 * the same transaction moves each of its running tasks to interrupted with
-	 * `reason` (event `interrupted`). *count receives the number of tasks interrupted;
-	 * when the conditional delete finds nothing, *count is 0 and nothing changed. */
+	 * `seen_heartbeat`, and in the same transaction interrupts its running tasks with
+	 * `reason`. *count: how many (0 and nothing changed when the row moved on). */
 	wq_rc (*instance_reap)(struct wq__store *s, const char *id, int64_t seen_heartbeat,
 			       const char *reason, int64_t now, int *count, wq_error *err);
 	/* Running tasks that name no registered instance (e.g. the row was deleted by a
@@ -311,26 +280,15 @@ struct wq__store_methods {
 	wq_rc (*reap_orphans)(struct wq__store *s, const char *reason, int64_t now, int *count,
 			      wq_error *err);
 
-	/* Optional wake-ups (version 1; NULL when the backend has none, e.g. sqlite: poll).
-	 * A backend that has them wakes sleeping workers whenever a transaction that can make
-	 * a task due now commits (enqueue due now, finish RETRY, resolve RETRY).
-	 *
-	 * wakeup_fd: the file descriptor to watch for readability, after subscribing this
-	 * connection to wake-ups (PostgreSQL: LISTEN wakeq on the current connection, redone
-	 * after every reconnect); -1 when there is none right now (no connection: ask again
-	 * later, e.g. at the next poll). The descriptor belongs to the store: never close it.
-	 *
-	 * wakeup_drain: reads what arrived, without blocking. 1 when at least one wake-up
-	 * arrived, 0 when none, -1 when the descriptor from the last wakeup_fd is no longer
-	 * the one to watch (the connection is bad, or it was replaced by a reconnect, which
-	 * any call on the handle may do, even one that succeeds; the new descriptor often has
-	 * the old number). Other calls on the handle may also read wake-ups off the descriptor
-	 * (they are kept for wakeup_drain).
-	 *
-	 * So, before every wait: call wakeup_drain. 1: claim (and drain again). -1: stop
-	 * watching the old descriptor (even if wakeup_fd now returns the same number), call
-	 * wakeup_fd, watch what it returns, and claim once (wake-ups sent while there was no
-	 * connection are lost). 0: wait on the descriptor, and on the poll timer as well. */
+	/* Optional wake-ups (NULL without them: SQLite, workers poll). Every transaction that
+	 * can make a task due now (enqueue due now, finish RETRY, resolve RETRY) wakes them.
+	 * wakeup_fd: the descriptor to watch (the store's: never close it) after subscribing
+	 * (LISTEN, redone after a reconnect), or -1 with no connection now (ask again at the
+	 * next poll). wakeup_drain, without blocking: 1 wake-ups arrived, 0 none, -1 the
+	 * descriptor from the last wakeup_fd is not the one to watch any more (any call may
+	 * reconnect; the new one often has the old number). So before every wait: drain;
+	 * 1: claim; -1: stop watching, call wakeup_fd, watch it and claim once; 0: wait on
+	 * the descriptor and the poll timer. */
 	int (*wakeup_fd)(struct wq__store *s);
 	int (*wakeup_drain)(struct wq__store *s);
 
@@ -377,22 +335,11 @@ struct wq__store_methods {
 	wq_rc (*doctor)(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
 			wq_error *err);
 
-	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) --- *
-	 *
+	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) ---
 	 * finish() of a succeeded task (not `discarded`) inserts one pending delivery per
-	 * channel of the task's notify list (max_attempts WQ__DELIVERY_MAX_ATTEMPTS, due
-	 * now) with a `delivery-queued` event each, in the same transaction. Delivery events
-	 * go on the task's timeline with attempt 0; their detail names delivery_id and
-	 * channel:
-	 *   delivery-queued     delivery_id, channel
-	 *   delivery-attempt    delivery_id, channel, attempt, instance
-	 *   delivered           delivery_id, channel, attempt, status (when known)
-	 *   delivery-failed     delivery_id, channel, attempt, error, retry_at, status
-	 *   dead                delivery_id, channel, attempts, error, status, reported_to
-	 *   delivery-uncertain  delivery_id, channel, attempt, instance, reason (worker-lost,
-	 *                       unrecorded)
-	 *   delivery-retry      delivery_id, channel, by
-	 *   delivery-stale      delivery_id, channel, attempt, instance, outcome */
+	 * notify channel (WQ__DELIVERY_MAX_ATTEMPTS, due now), a `delivery-queued` event
+	 * each, in the same transaction. Delivery events go on the task's timeline with
+	 * attempt 0 (docs/architecture.md lists them). */
 
 	/* Batch claim: up to `limit` pending deliveries with next_at <= now, ordered by
 	 * (next_at, id), each moved pending → sending with attempts+1 and instance set by

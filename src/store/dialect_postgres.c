@@ -1,0 +1,58 @@
+/*
+ * dialect_postgres.c — the PostgreSQL text of every statement: statements.h with
+ * PostgreSQL's fragments, and the few statements written differently as a whole.
+ */
+#include "sql.h"
+#include "statements.h"
+
+#include <stddef.h>
+
+/* Rows read to choose a transition are locked, so they cannot move before the write. */
+#define D_FOR_UPDATE " FOR UPDATE"
+#define D_SKIP_LOCKED " FOR UPDATE SKIP LOCKED"
+/* An ARRAY(...) sub-select is evaluated exactly once (an InitPlan). */
+#define D_PICK(sub) "id = ANY (ARRAY (" sub "))"
+#define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
+#define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
+/* Identity columns never hand out an id twice. */
+#define D_ID_COL ""
+#define D_NEXT_ID(tbl) ""
+
+static const char *const texts[WQ__SQL_COUNT] = {
+#define WQ__SQL_TEXT(id, text) [id] = text,
+	WQ__SQL_STATEMENTS(WQ__SQL_TEXT)
+#undef WQ__SQL_TEXT
+};
+
+static const char *postgres_text(int id)
+{
+	switch (id) {
+	case SQL_HAS_SCHEMA: /* the first schema in search_path, where ours are created */
+		return "SELECT (SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = "
+		       "current_schema() AND tablename = 'schema_version'), (SELECT count(*) "
+		       "FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
+		       "AND tablename <> 'schema_version')";
+	case SQL_MIGRATE_LOCK: /* concurrent migrations queue on the lock */
+		return "CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL); "
+		       "LOCK TABLE schema_version IN EXCLUSIVE MODE";
+	case SQL_NOTIFY: /* delivered when the transaction commits */
+		return "SELECT pg_notify('" WQ__SQL_NOTIFY_CHANNEL "', '')";
+	case SQL_DLV_QUEUE:
+		return "INSERT INTO deliveries (task_id, channel, state, max_attempts, next_at, "
+		       "created_at, updated_at) SELECT t.id, c.value, 'pending', $3, $2, $2, $2 "
+		       "FROM tasks t CROSS JOIN LATERAL json_array_elements_text(CAST(t.notify "
+		       "AS json)) WITH ORDINALITY AS c (value, n) WHERE t.id = $1 "
+		       "AND t.notify IS NOT NULL ORDER BY c.n ON CONFLICT (task_id, channel) "
+		       "DO NOTHING RETURNING id, channel";
+	case SQL_PRUNE_FLOOR: /* identities never go back */
+		return "SELECT 1";
+	default:
+		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
+	}
+}
+
+const struct wq__dialect wq__postgres_dialect = {
+	.variant = postgres_text,
+	.migrations = wq__postgres_migrations,
+	.nmigrations = &wq__postgres_nmigrations,
+};

@@ -1,0 +1,64 @@
+/*
+ * dialect_sqlite.c — the SQLite text of every statement: statements.h with SQLite's
+ * fragments, and the few statements written differently as a whole.
+ */
+#include "sql.h"
+#include "statements.h"
+
+#include <stddef.h>
+
+#define D_FOR_UPDATE ""
+#define D_SKIP_LOCKED ""
+#define D_PICK(sub) "id IN (" sub ")"
+#define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
+#define D_IDS(p) "(SELECT value FROM json_each(" p "))"
+/* A rowid would be max(rowid) + 1: the id of a pruned newest row would come back. */
+#define D_ID_COL "id, "
+#define D_NEXT_ID(tbl)                                                                     \
+	"max(coalesce((SELECT max(id) FROM " tbl "), 0), coalesce((SELECT id FROM id_floor " \
+	"WHERE tbl = '" tbl "'), 0)) + 1, "
+
+#define WQ__FLOOR(tbl) "SELECT '" tbl "', coalesce(max(id), 0) FROM " tbl
+
+static const char *const texts[WQ__SQL_COUNT] = {
+#define WQ__SQL_TEXT(id, text) [id] = text,
+	WQ__SQL_STATEMENTS(WQ__SQL_TEXT)
+#undef WQ__SQL_TEXT
+};
+
+static const char *sqlite_text(int id)
+{
+	switch (id) {
+	case SQL_HAS_SCHEMA:
+		return "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+		       "AND name = 'schema_version'), (SELECT count(*) FROM sqlite_master "
+		       "WHERE type = 'table' AND name <> 'schema_version' "
+		       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\')";
+	case SQL_MIGRATE_LOCK: /* BEGIN IMMEDIATE holds the write lock already */
+	case SQL_NOTIFY:
+		return "SELECT 1";
+	case SQL_DLV_QUEUE:
+		/* Channels in the order given; the id base is read once, j.key keeps them
+		 * apart. */
+		return "INSERT INTO deliveries (id, task_id, channel, state, max_attempts, "
+		       "next_at, created_at, updated_at) SELECT max(coalesce((SELECT max(id) "
+		       "FROM deliveries), 0), coalesce((SELECT id FROM id_floor "
+		       "WHERE tbl = 'deliveries'), 0)) + j.key + 1, t.id, j.value, 'pending', $3, "
+		       "$2, $2, $2 FROM tasks t, json_each(t.notify) j WHERE t.id = $1 "
+		       "AND t.notify IS NOT NULL AND json_valid(t.notify) ORDER BY j.key "
+		       "ON CONFLICT (task_id, channel) DO NOTHING RETURNING id, channel";
+	case SQL_PRUNE_FLOOR:
+		return "INSERT INTO id_floor (tbl, id) SELECT * FROM (" WQ__FLOOR("tasks")
+		       " UNION ALL " WQ__FLOOR("events") " UNION ALL " WQ__FLOOR("deliveries")
+		       " UNION ALL " WQ__FLOOR("inbox") ") WHERE true ON CONFLICT (tbl) "
+		       "DO UPDATE SET id = max(id_floor.id, excluded.id)";
+	default:
+		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
+	}
+}
+
+const struct wq__dialect wq__sqlite_dialect = {
+	.variant = sqlite_text,
+	.migrations = wq__sqlite_migrations,
+	.nmigrations = &wq__sqlite_nmigrations,
+};

@@ -1,0 +1,203 @@
+/*
+ * op.h — what the store operations (op_*.c) share: the store handle, and the few helpers
+ * through which they reach a driver (sql.c). Not seen outside src/store.
+ *
+ * Shape of every operation: validate (WQ_EINVAL, nothing touched), wq__begin, a body of
+ * statements run with wq__run / wq__rows, then wq__end, which commits when the body
+ * succeeded (or asked to keep its writes with s->keep) and rolls back otherwise. Every
+ * state change is a conditional UPDATE whose row count is checked.
+ */
+#ifndef WQ_STORE_OP_H
+#define WQ_STORE_OP_H
+
+#include "internal.h"
+#include "evidence.h"
+#include "sql.h"
+#include "statements.h"
+
+#include <jansson.h>
+
+/* Claims whose COMMIT answer was lost, remembered at most (consecutive losses). */
+#define WQ__LOST_CLAIMS_MAX 8
+#define WQ__NOTE_MAX 200
+
+struct wq__store {
+	const struct wq__sql_driver *drv;
+	struct wq__conn *c; /* owned */
+	const struct wq__dialect *d;
+	int in_tx;
+	/* Within wq__begin..wq__end: */
+	int keep;        /* commit although the body returns an error (stale, conflict) */
+	int retry_safe;  /* a repeat of this operation recognises its own earlier commit: a
+			  * lost COMMIT answer is WQ_EBUSY (retry), not WQ_EUNKNOWN */
+	int commit_lost; /* the last wq__end lost its COMMIT answer */
+	int last_sqlerr; /* enum wq__sqlerr of the last failure wq__sql_fail worded */
+	/* Claims whose COMMIT answer was lost (since the last claim that got one): the
+	 * tasks they may have taken run under lost_instance since these times, and no one
+	 * will run them unless this handle does (op_claim.c). */
+	int64_t lost_claims[WQ__LOST_CLAIMS_MAX];
+	int nlost_claims;
+	char lost_instance[WQ_NAME_MAX + 1];
+};
+
+/* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array
+ * and its count. */
+#define WQ__ARGS(...)                                                                      \
+	((const struct wq__arg[]){__VA_ARGS__}),                                           \
+		(int)(sizeof((const struct wq__arg[]){__VA_ARGS__}) / sizeof(struct wq__arg))
+#define WQ__NOARGS NULL, 0
+
+/* One row of a query, handed to a row function. */
+struct wq__row {
+	struct wq__store *s;
+	struct wq__cursor *cur;
+};
+
+/* Called once per row; a non-zero return stops the query with that code (WQ_ENOMEM:
+ * worded by the caller of the query). */
+typedef wq_rc (*wq__row_fn)(const struct wq__row *r, void *ctx);
+
+/* ---- sql.c ---- */
+
+/* Words a driver failure (enum wq__sqlerr) as a wq_rc with a message. */
+wq_rc wq__sql_fail(struct wq__store *s, int sqlerr, const char *what, wq_error *err);
+
+wq_rc wq__begin(struct wq__store *s, int write, wq_error *err);
+/* Ends the transaction: commits when rc is WQ_OK or s->keep is set, else rolls back.
+ * Returns rc, or the commit's failure. */
+wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err);
+
+/* Runs a statement that returns no rows the caller needs; *changes (may be NULL) gets
+ * its row count. */
+wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
+	      const char *what, wq_error *err);
+/* One write statement in its own write transaction; safe to repeat (a lost COMMIT
+ * answer is WQ_EBUSY). */
+wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
+		 const char *what, wq_error *err);
+/* Runs a query, calling fn for each row (fn may be NULL: rows are counted only);
+ * *nrows (may be NULL) gets how many rows came. Outside a transaction: reads only. */
+wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
+	       void *ctx, size_t *nrows, const char *what, wq_error *err);
+
+/* Where the columns of a row go in a struct, one entry per column in order: type 'i' an
+ * integer field (int or int64_t by its size), 's' a char array, 'S' a wq_state, 'D' a
+ * wq_delivery_state (by name), 'x' an exit status (NULL: -1). */
+struct wq__col {
+	char type;
+	unsigned short off, size;
+};
+#define WQ__COL(type, st, f)                                                               \
+	{ type, (unsigned short)offsetof(st, f), (unsigned short)sizeof(((st *)0)->f) }
+#define WQ__COLS(arr) (arr), WQ__ARRAY_LEN(arr)
+/* wq__select: the rows, filled by cols, into a malloc'd array of `size`-byte elements
+ * handed out in *(T **)out (NULL when there are none) and *cnt. wq__select1: the (last)
+ * row into dst, and how many rows came into *found (may be NULL). */
+wq_rc wq__select(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		 const struct wq__col *cols, size_t ncols, size_t size, void *out, size_t *cnt,
+		 const char *what, wq_error *err);
+wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		  const struct wq__col *cols, size_t ncols, void *dst, size_t *found,
+		  const char *what, wq_error *err);
+
+/* Column reads of the current row (sql.h: text is "" for NULL, valid until the next row). */
+#define wq__i64(r, col) ((r)->s->drv->col_i64((r)->cur, (col)))
+#define wq__int(r, col) ((int)wq__i64(r, col))
+#define wq__null(r, col) ((r)->s->drv->is_null((r)->cur, (col)))
+#define wq__text(r, col, len) ((r)->s->drv->col_text((r)->cur, (col), (len)))
+#define wq__str(r, col, dst, dstsz) wq__strlcpy((dst), wq__text(r, col, NULL), (dstsz))
+/* A row function: column 0 as int64 (NULL: 0) into *(int64_t *)ctx. */
+wq_rc wq__read_i64(const struct wq__row *r, void *ctx);
+
+/* A growable array of `size`-byte elements. */
+struct wq__vec {
+	void *p;
+	size_t n, cap, size;
+};
+/* A zeroed new last element, or NULL (out of memory). */
+void *wq__push(struct wq__vec *v);
+/* Hands out the array (NULL when empty) and forgets it. */
+void *wq__take(struct wq__vec *v, size_t *n);
+
+/* Appends one event; `detail` (NULL: "{}") is consumed. */
+wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		const char *type, const char *instance, json_t *detail, wq_error *err);
+/* Appends one event whose detail is built from fmt, each letter taking its arguments:
+ *   a  attempt_id: (int64_t task_id, int attempt)
+ *   s  (const char *key, const char *text, int max): always set (NULL: "")
+ *   S  the same, left out when text is NULL or ""
+ *   i  (const char *key, int64_t v)     I  the same, left out when v < 0
+ *   t  (const char *key, int64_t µs), as RFC 3339
+ *   b  (const char *key, int) as a JSON boolean
+ * Text is made valid UTF-8 and cut to max bytes (wq__jset_str). Pass int64_t where it
+ * says so (cast). */
+wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		 const char *type, const char *instance, wq_error *err, const char *fmt, ...);
+/* Within a write transaction: wakes LISTENing workers when it commits (drivers with
+ * WQ__SQL_CAP_NOTIFY; nothing otherwise). */
+wq_rc wq__notify(struct wq__store *s, wq_error *err);
+
+/* The JSON array text of strings / integers (for D_TEXTS / D_IDS); malloc'd. */
+wq_rc wq__json_texts(const char *const *v, size_t n, const char *what, char **out,
+		     wq_error *err);
+wq_rc wq__json_ids(const int64_t *v, size_t n, char **out, wq_error *err);
+
+/* ---- encodings (op_task.c): the store writes wq_state_name() and
+ * wq_delivery_state_name() (one table each, state.c and outbox.c); 0 for unknown text ---- */
+wq_state wq__state_parse(const char *text);
+wq_delivery_state wq__delivery_state_parse(const char *text);
+const char *wq__finish_text(enum wq__finish_kind k); /* "succeeded", "retry", ... */
+
+static inline const char *wq__nz(const char *s)
+{
+	return s ? s : "";
+}
+
+/* ---- shared between op files ---- */
+
+/* op_claim.c: reads and interrupts running tasks with reason; see interrupt_rows. */
+wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		    const char *reason, int64_t now, int *count, wq_error *err);
+/* op_outbox.c: within finish() of a succeeded task, its deliveries. */
+wq_rc wq__deliveries_queue(struct wq__store *s, int64_t task_id, int64_t now, wq_error *err);
+/* op_effect.c: the open effect of an attempt, and its note. */
+struct wq__open_effect {
+	char name[WQ_EFFECT_NAME_MAX + 1]; /* "" when none */
+	char note[WQ_DETAIL_MAX + 1];      /* "effect X begun, not confirmed" */
+};
+wq_rc wq__open_effect(struct wq__store *s, int64_t task_id, int attempt,
+		      struct wq__open_effect *oe, wq_error *err);
+/* op_task.c: WQ_OK when the task exists, WQ_ENOTFOUND otherwise. */
+wq_rc wq__task_exists(struct wq__store *s, int64_t id, wq_error *err);
+/* op_task.c: within a write transaction, the state of a task (row-locked where the
+ * dialect locks rows), or WQ_ENOTFOUND. */
+struct wq__task_state {
+	char state[16];
+	int attempt;
+	char instance[WQ_NAME_MAX + 1];
+	int cancel_requested;
+	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* the effect its attempt found uncertain */
+};
+wq_rc wq__task_state(struct wq__store *s, int64_t id, struct wq__task_state *ts,
+		     wq_error *err);
+/* op_task.c: the rows of query `id` about one existing task (WQ_ENOTFOUND otherwise),
+ * read in one transaction as wq__select does. */
+wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct wq__col *cols,
+		    size_t ncols, size_t size, void *out, size_t *n, const char *what,
+		    wq_error *err);
+
+/* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
+ * gathered into the method tables in op_store.c. */
+#define WQ__OPS(X)                                                                         \
+	X(enqueue) X(get) X(list) X(result) X(events) X(claim) X(finish) X(cancel) X(resolve) \
+	X(event) X(cancel_requests) X(interrupted_of_kind) X(next_due) X(instance_register)  \
+	X(instance_heartbeat) X(instance_unregister) X(instance_list) X(instance_reap)       \
+	X(reap_orphans) X(operation_find) X(attempts) X(effect_begin) X(effect_done)         \
+	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
+	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)
+#define WQ__OP_DECLARE(name)                                                               \
+	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
+WQ__OPS(WQ__OP_DECLARE)
+#undef WQ__OP_DECLARE
+
+#endif /* WQ_STORE_OP_H */

@@ -1,0 +1,476 @@
+/*
+ * op_claim.c — a task in a worker's hands: claim (pending → running, fenced by attempt
+ * and instance), finish (running → the outcome, or a stale-outcome record), and the
+ * interruption of running tasks whose instance is gone.
+ */
+#include "op.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct claim_row {
+	struct wq__claimed c;
+	int64_t order_at;
+};
+
+static int claim_row_cmp(const void *a, const void *b)
+{
+	const struct claim_row *x = a, *y = b;
+
+	if (x->order_at != y->order_at)
+		return x->order_at < y->order_at ? -1 : 1;
+	return x->c.id < y->c.id ? -1 : x->c.id > y->c.id;
+}
+
+static wq_rc push_claimed(const struct wq__row *r, void *ctx)
+{
+	struct claim_row *x = wq__push(ctx);
+	const char *payload;
+	size_t len = 0;
+
+	if (!x)
+		return WQ_ENOMEM;
+	x->c.id = wq__i64(r, 0);
+	x->c.attempt = wq__int(r, 1);
+	wq__str(r, 2, x->c.kind, sizeof(x->c.kind));
+	wq__str(r, 3, x->c.tenant, sizeof(x->c.tenant));
+	wq__str(r, 4, x->c.scope, sizeof(x->c.scope));
+	wq__str(r, 5, x->c.operation, sizeof(x->c.operation));
+	x->c.payload_version = wq__int(r, 6);
+	x->c.max_attempts = wq__int(r, 7);
+	payload = wq__text(r, 8, &len);
+	x->order_at = wq__i64(r, 9);
+	if (!(x->c.payload = malloc(len + 1)))
+		return WQ_ENOMEM;
+	if (len)
+		memcpy(x->c.payload, payload, len);
+	x->c.payload[len] = '\0';
+	x->c.payload_len = len;
+	return WQ_OK;
+}
+
+static void claim_rows_free(struct wq__vec *v)
+{
+	struct claim_row *rows = v->p;
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		free(rows[i].c.payload);
+	free(v->p);
+	v->p = NULL;
+	v->n = 0;
+}
+
+/* A claim whose COMMIT got no answer may have moved tasks to running under this
+ * instance without handing them out. They are ours (nobody else runs a task of a live
+ * instance), so the next claim of the same instance takes them first. */
+static void lost_claim_remember(struct wq__store *s, const struct wq__claim_req *req)
+{
+	if (strcmp(s->lost_instance, req->instance) != 0) {
+		s->nlost_claims = 0;
+		wq__strlcpy(s->lost_instance, req->instance, sizeof(s->lost_instance));
+	}
+	if (s->nlost_claims == WQ__LOST_CLAIMS_MAX) {
+		/* Give up the oldest: if it took tasks, recovery interrupts them once this
+		 * instance is gone. */
+		memmove(s->lost_claims, s->lost_claims + 1,
+			(WQ__LOST_CLAIMS_MAX - 1) * sizeof(s->lost_claims[0]));
+		s->nlost_claims--;
+	}
+	s->lost_claims[s->nlost_claims++] = req->now;
+}
+
+static wq_rc attempt_insert(struct wq__store *s, int64_t task_id, int attempt,
+			    const char *instance, int64_t now, wq_error *err)
+{
+	return wq__run(s, SQL_ATTEMPT_INSERT,
+		       WQ__ARGS(WQ__AI(task_id), WQ__AI(attempt), WQ__AT(instance), WQ__AI(now)),
+		       NULL, "insert attempt", err);
+}
+
+static wq_rc attempt_finish(struct wq__store *s, int64_t task_id, int attempt, int64_t now,
+			    const char *outcome, const char *reason, int exit_status,
+			    wq_error *err)
+{
+	return wq__run(s, SQL_ATTEMPT_FINISH,
+		       WQ__ARGS(WQ__AI(task_id), WQ__AI(attempt), WQ__AI(now), WQ__AT(outcome),
+				WQ__AT(wq__nz(reason)), WQ__AI(exit_status)),
+		       NULL, "record attempt", err);
+}
+
+/* Within the claim transaction: the tasks of lost claims first (they keep their attempt
+ * and their `claimed` event), then new ones, each with an attempts row and an event. */
+static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
+			struct wq__vec *v, wq_error *err)
+{
+	struct claim_row *x;
+	size_t recovered = 0, i;
+	char *lost = NULL;
+	wq_rc rc;
+
+	if (s->nlost_claims > 0 && strcmp(s->lost_instance, req->instance) == 0) {
+		rc = wq__json_ids(s->lost_claims, (size_t)s->nlost_claims, &lost, err);
+		if (!rc)
+			rc = wq__rows(s, SQL_RECLAIM, WQ__ARGS(WQ__AT(req->instance), WQ__AT(lost)),
+				      push_claimed, v, NULL, "claim tasks", err);
+		free(lost);
+		if (rc)
+			return rc;
+		recovered = v->n;
+	}
+	if (recovered < (size_t)req->limit) {
+		rc = wq__rows(s, SQL_CLAIM,
+			      WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj),
+				       WQ__AI(req->limit - (int)recovered)),
+			      push_claimed, v, NULL, "claim tasks", err);
+		if (rc)
+			return rc;
+	}
+	for (i = recovered; i < v->n; i++) {
+		x = (struct claim_row *)v->p + i;
+		rc = attempt_insert(s, x->c.id, x->c.attempt, req->instance, req->now, err);
+		if (rc)
+			return rc;
+		rc = wq__eventf(s, x->c.id, req->now, x->c.attempt, "claimed", req->instance, err,
+				"as", x->c.id, x->c.attempt, "instance", req->instance, WQ_NAME_MAX);
+		if (rc)
+			return rc;
+	}
+	return WQ_OK;
+}
+
+wq_rc wq__op_claim(struct wq__store *s, const struct wq__claim_req *req,
+		   struct wq__claimed **out, size_t *n, wq_error *err)
+{
+	struct wq__vec v = {NULL, 0, 0, sizeof(struct claim_row)};
+	struct wq__claimed *arr = NULL;
+	struct claim_row *rows;
+	size_t found = 0, i, news;
+	char *kj = NULL;
+	wq_rc rc;
+
+	if (!req->instance || !*req->instance)
+		return wq__err(err, WQ_EINVAL, "claim: no instance given");
+	*out = NULL;
+	*n = 0;
+	if (req->limit <= 0 || req->nkinds == 0)
+		return WQ_OK;
+	rc = wq__json_texts(req->kinds, req->nkinds, "kind", &kj, err);
+	if (rc)
+		return rc;
+	/* A single writer: idle workers polling a shared file take no write lock. A plain
+	 * read; the claim re-checks everything. */
+	if ((s->drv->caps & WQ__SQL_CAP_PROBE_FIRST) && s->nlost_claims == 0) {
+		rc = wq__rows(s, SQL_CLAIM_PROBE, WQ__ARGS(WQ__AI(req->now), WQ__AT(kj)), NULL,
+			      NULL, &found, "look for claimable tasks", err);
+		if (rc || found == 0) {
+			free(kj);
+			return rc;
+		}
+	}
+	rc = wq__begin(s, 1, err);
+	if (rc)
+		goto out;
+	s->retry_safe = 1; /* a lost claim is remembered and taken by the next one */
+	rc = claim_body(s, req, kj, &v, err);
+	/* Allocate before COMMIT: once committed the tasks are running under this
+	 * instance, and a failure after that point would strand them. */
+	if (!rc && v.n && !(arr = malloc(v.n * sizeof(*arr))))
+		rc = WQ_ENOMEM;
+	if (rc == WQ_ENOMEM)
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (claiming tasks)");
+	news = v.n;
+	rc = wq__end(s, rc, err);
+	if (rc) {
+		if (s->commit_lost && news)
+			lost_claim_remember(s, req);
+		goto out;
+	}
+	s->nlost_claims = 0;
+	rows = v.p;
+	if (v.n > 1) /* RETURNING order is unspecified */
+		qsort(rows, v.n, sizeof(*rows), claim_row_cmp);
+	for (i = 0; i < v.n; i++)
+		arr[i] = rows[i].c; /* the payload moves over */
+	free(v.p);
+	*out = arr;
+	*n = v.n;
+	free(kj);
+	return WQ_OK;
+out:
+	claim_rows_free(&v);
+	free(arr);
+	free(kj);
+	return rc;
+}
+
+/* ---- finish ---- */
+
+/* `detail` (may be NULL) with the open effect's note appended, when it fits. */
+static void detail_with_effect(const char *detail, const struct wq__open_effect *oe,
+			       char *buf, size_t bufsz)
+{
+	if (!detail || !*detail)
+		snprintf(buf, bufsz, "%s", oe->note);
+	else if (strlen(detail) + 2 + strlen(oe->note) < bufsz)
+		snprintf(buf, bufsz, "%s; %s", detail, oe->note);
+	else
+		snprintf(buf, bufsz, "%s", detail);
+}
+
+/*
+ * Before the conditional UPDATE: an attempt that found an effect uncertain ends
+ * `interrupted` (uncertain-effect, naming it) whatever the handler reported (the default
+ * policy of SPEC §7); an interrupted attempt with an open effect names it in
+ * reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
+ */
+static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
+			    struct wq__outcome *adj, struct wq__open_effect *oe, char *detail,
+			    size_t dsz, wq_error *err)
+{
+	struct wq__task_state ts;
+	wq_rc rc;
+
+	*adj = *o;
+	memset(oe, 0, sizeof(*oe));
+	rc = wq__task_state(s, o->task_id, &ts, err);
+	if (rc)
+		return rc;
+	if (strcmp(ts.state, "running") == 0 && ts.attempt == o->attempt &&
+	    strcmp(ts.instance, o->instance) == 0 && ts.uncertain[0]) {
+		adj->kind = WQ__FINISH_INTERRUPTED;
+		adj->reason = "uncertain-effect";
+		snprintf(detail, dsz, "%s", ts.uncertain);
+		adj->reason_detail = detail;
+		adj->outcome = NULL;
+		adj->result = NULL;
+		adj->result_len = 0;
+		adj->result_sha256 = NULL;
+		wq__strlcpy(oe->name, ts.uncertain, sizeof(oe->name));
+		return WQ_OK;
+	}
+	if (o->kind != WQ__FINISH_INTERRUPTED)
+		return WQ_OK;
+	rc = wq__open_effect(s, o->task_id, o->attempt, oe, err);
+	if (rc || !oe->name[0])
+		return rc;
+	detail_with_effect(o->reason_detail, oe, detail, dsz);
+	adj->reason_detail = detail;
+	return WQ_OK;
+}
+
+/* The event that records outcome o; `effect` names an open effect, `reported` what the
+ * handler reported when the store recorded something else. */
+static wq_rc finish_event(struct wq__store *s, const struct wq__outcome *o, const char *effect,
+			  const char *reported, wq_error *err)
+{
+	const char *fin = wq__finish_text(o->kind);
+
+	switch (o->kind) {
+	case WQ__FINISH_SUCCEEDED:
+		return wq__eventf(s, o->task_id, o->now, o->attempt, "succeeded", o->instance, err,
+				  "aiSSSS", o->task_id, o->attempt, "result_size",
+				  (int64_t)(o->result ? o->result_len : 0), "result_sha256",
+				  o->result ? o->result_sha256 : NULL, WQ_SHA256_HEX - 1, "outcome",
+				  o->outcome, WQ_REASON_MAX, "effect", effect, WQ_EFFECT_NAME_MAX,
+				  "handler_outcome", reported, WQ_REASON_MAX);
+	case WQ__FINISH_RETRY:
+		return wq__eventf(s, o->task_id, o->now, o->attempt, "retry-scheduled", o->instance,
+				  err, "asitSS", o->task_id, o->attempt, "reason", o->reason,
+				  WQ_REASON_MAX, "exit_status", (int64_t)o->exit_status, "retry_at",
+				  o->retry_at, "effect", effect, WQ_EFFECT_NAME_MAX, "handler_outcome",
+				  reported, WQ_REASON_MAX);
+	case WQ__FINISH_FAILED:
+	case WQ__FINISH_INTERRUPTED:
+		return wq__eventf(s, o->task_id, o->now, o->attempt, fin, o->instance, err, "assiSS",
+				  o->task_id, o->attempt, "reason", o->reason, WQ_REASON_MAX,
+				  "reason_detail", o->reason_detail, WQ_DETAIL_MAX,
+				  o->kind == WQ__FINISH_FAILED ? "exit_status" : "signal",
+				  (int64_t)(o->kind == WQ__FINISH_FAILED ? o->exit_status : o->signal),
+				  "effect", effect, WQ_EFFECT_NAME_MAX, "handler_outcome", reported,
+				  WQ_REASON_MAX);
+	default:
+		return wq__eventf(s, o->task_id, o->now, o->attempt, "cancelled", o->instance, err,
+				  "aSS", o->task_id, o->attempt, "effect", effect, WQ_EFFECT_NAME_MAX,
+				  "handler_outcome", reported, WQ_REASON_MAX);
+	}
+}
+
+/* The conditional UPDATE found no row owned by this attempt. The same outcome recorded
+ * by an earlier call whose COMMIT answer was lost is WQ_OK; anything else is a
+ * `stale-outcome` event (kept) and WQ_ESTALE. */
+static wq_rc finish_stale(struct wq__store *s, const struct wq__outcome *o, wq_error *err)
+{
+	struct wq__task_state ts;
+	size_t recorded = 0;
+	wq_rc rc;
+
+	rc = wq__rows(s, SQL_ATTEMPT_RECORDED,
+		      WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance),
+			       WQ__AI(o->now), WQ__AT(wq__finish_text(o->kind)),
+			       WQ__AT(wq__nz(o->reason))),
+		      NULL, NULL, &recorded, "read attempt", err);
+	if (!rc && !recorded)
+		rc = wq__task_state(s, o->task_id, &ts, err);
+	if (rc || recorded)
+		return rc;
+	rc = wq__eventf(s, o->task_id, o->now, o->attempt, "stale-outcome", o->instance, err,
+			"ass", o->task_id, o->attempt, "instance", o->instance, WQ_NAME_MAX,
+			"outcome", wq__finish_text(o->kind), WQ_REASON_MAX);
+	if (rc)
+		return rc;
+	s->keep = 1;
+	if (strcmp(ts.state, "running") == 0 && ts.attempt == o->attempt)
+		return wq__err(err, WQ_ESTALE,
+			       "task %" PRId64 " attempt %" PRId64 ".%d no longer owns the task "
+			       "(it is running under instance %s)",
+			       o->task_id, o->task_id, o->attempt, ts.instance);
+	return wq__err(err, WQ_ESTALE,
+		       "task %" PRId64 " attempt %" PRId64 ".%d no longer owns the task "
+		       "(now %s, attempt %d)",
+		       o->task_id, o->task_id, o->attempt, ts.state, ts.attempt);
+}
+
+static wq_rc finish_update(struct wq__store *s, const struct wq__outcome *o, int64_t *changes,
+			   wq_error *err)
+{
+	const char *sha = o->result ? wq__nz(o->result_sha256) : "";
+
+	switch (o->kind) {
+	case WQ__FINISH_SUCCEEDED:
+		return wq__run(s, SQL_FINISH_SUCCEEDED,
+			       WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance),
+					WQ__AI(o->now), WQ__AT(wq__nz(o->outcome)),
+					o->result ? WQ__AB(o->result, o->result_len) : WQ__ANULL,
+					WQ__AI(o->result ? o->result_len : 0), WQ__AT(sha),
+					WQ__AI(o->result != NULL), WQ__AI(o->exit_status)),
+			       changes, "record outcome", err);
+	case WQ__FINISH_RETRY:
+		return wq__run(s, SQL_FINISH_RETRY,
+			       WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance),
+					WQ__AI(o->now), WQ__AI(o->retry_at), WQ__AT(wq__nz(o->reason)),
+					WQ__AT(wq__nz(o->reason_detail)), WQ__AI(o->exit_status)),
+			       changes, "record outcome", err);
+	default:
+		return wq__run(s, SQL_FINISH_END,
+			       WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance),
+					WQ__AI(o->now),
+					WQ__AT(o->kind == WQ__FINISH_FAILED        ? "failed"
+					       : o->kind == WQ__FINISH_CANCELLED ? "cancelled"
+										 : "interrupted"),
+					WQ__AT(wq__nz(o->reason)), WQ__AT(wq__nz(o->reason_detail)),
+					WQ__AI(o->exit_status)),
+			       changes, "record outcome", err);
+	}
+}
+
+static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
+			 struct wq__open_effect *oe, struct wq__outcome *o, wq_error *err)
+{
+	char detail[WQ_DETAIL_MAX + 1];
+	int64_t changes = 0;
+	wq_rc rc;
+
+	rc = finish_effects(s, in, o, oe, detail, sizeof(detail), err);
+	if (!rc)
+		rc = finish_update(s, o, &changes, err);
+	if (rc)
+		return rc;
+	if (changes == 0)
+		return finish_stale(s, o, err);
+	rc = attempt_finish(s, o->task_id, o->attempt, o->now, wq__finish_text(o->kind),
+			    o->reason, o->exit_status, err);
+	if (rc)
+		return rc;
+	rc = finish_event(s, o, oe->name, in->kind != o->kind ? wq__finish_text(in->kind) : NULL,
+			  err);
+	if (!rc && o->kind == WQ__FINISH_RETRY)
+		rc = wq__notify(s, err);
+	/* SPEC §8: the deliveries in the transaction that stores the result; a discarded
+	 * task has nothing to deliver. */
+	if (!rc && o->kind == WQ__FINISH_SUCCEEDED &&
+	    !(o->outcome && strcmp(o->outcome, "discarded") == 0))
+		rc = wq__deliveries_queue(s, o->task_id, o->now, err);
+	return rc;
+}
+
+wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error *err)
+{
+	struct wq__outcome clean = *in, o;
+	struct wq__open_effect oe;
+	char *reason = NULL, *detail = NULL;
+	wq_rc rc;
+
+	if (!wq__finish_text(in->kind))
+		return wq__err(err, WQ_EINVAL, "finish: unknown outcome kind %d", (int)in->kind);
+	if (!in->instance)
+		return wq__err(err, WQ_EINVAL, "finish: no instance given");
+	/* A handler's reason text is free text: made valid UTF-8 here, once, for any store. */
+	if (in->reason)
+		clean.reason = reason = wq__utf8_clean(in->reason, strlen(in->reason));
+	if (in->reason_detail)
+		clean.reason_detail = detail =
+			wq__utf8_clean(in->reason_detail, strlen(in->reason_detail));
+	if ((in->reason && !reason) || (in->reason_detail && !detail)) {
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (finish)");
+		goto out;
+	}
+	rc = wq__begin(s, 1, err);
+	if (rc)
+		goto out;
+	s->retry_safe = 1; /* a retry recognises its own recorded outcome */
+	rc = wq__end(s, finish_body(s, &clean, &oe, &o, err), err);
+	if (!rc && in->uncertain_out && strcmp(wq__nz(o.reason), "uncertain-effect") == 0)
+		wq__strlcpy(in->uncertain_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
+out:
+	free(reason);
+	free(detail);
+	return rc;
+}
+
+/* ---- interruption of running tasks (op_instance.c) ---- */
+
+struct interrupted_row {
+	int64_t id;
+	int attempt;
+	char instance[WQ_NAME_MAX + 1];
+};
+
+static const struct wq__col interrupted_cols[] = {
+	WQ__COL('i', struct interrupted_row, id),
+	WQ__COL('i', struct interrupted_row, attempt),
+	WQ__COL('s', struct interrupted_row, instance),
+};
+
+wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		    const char *reason, int64_t now, int *count, wq_error *err)
+{
+	struct interrupted_row *rows = NULL, *x;
+	struct wq__open_effect oe;
+	size_t i, cnt = 0;
+	wq_rc rc;
+
+	rc = wq__select(s, id, a, n, WQ__COLS(interrupted_cols), sizeof(*rows), &rows, &cnt,
+			"interrupt tasks", err);
+	for (i = 0; !rc && i < cnt; i++) {
+		x = rows + i;
+		rc = attempt_finish(s, x->id, x->attempt, now, "interrupted", reason, -1, err);
+		if (!rc)
+			rc = wq__open_effect(s, x->id, x->attempt, &oe, err);
+		if (!rc && oe.name[0])
+			rc = wq__run(s, SQL_SET_DETAIL,
+				     WQ__ARGS(WQ__AI(x->id), WQ__AI(x->attempt), WQ__AT(oe.note)),
+				     NULL, "record reason detail", err);
+		if (!rc)
+			rc = wq__eventf(s, x->id, now, x->attempt, "interrupted", x->instance, err,
+					"asSS", x->id, x->attempt, "reason", reason, WQ_REASON_MAX,
+					"reason_detail", oe.note, WQ_DETAIL_MAX, "effect", oe.name,
+					WQ_EFFECT_NAME_MAX);
+	}
+	if (!rc)
+		*count = (int)cnt;
+	free(rows);
+	return rc;
+}

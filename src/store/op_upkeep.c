@@ -1,0 +1,55 @@
+/*
+ * op_upkeep.c — retention (prune) and what needs a human (doctor).
+ */
+#include "op.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static wq_rc prune_body(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
+			int64_t *tasks, int64_t *ops, wq_error *err)
+{
+	/* Operation retention counts from the task's completion, kept on the operation. */
+	wq_rc rc = wq__run(s, SQL_PRUNE_MARK, WQ__ARGS(WQ__AI(task_cutoff)), NULL, "prune", err);
+
+	/* Ids that leave the store are never handed out again: the highest ones so far are
+	 * recorded before any row goes (a no-op where ids come from identities). */
+	if (!rc)
+		rc = wq__run(s, SQL_PRUNE_FLOOR, WQ__NOARGS, NULL, "prune", err);
+	if (!rc)
+		rc = wq__run(s, SQL_PRUNE_TASKS, WQ__ARGS(WQ__AI(task_cutoff)), tasks, "prune", err);
+	if (!rc)
+		rc = wq__run(s, SQL_PRUNE_OPERATIONS, WQ__ARGS(WQ__AI(operation_cutoff)), ops,
+			     "prune", err);
+	return rc;
+}
+
+wq_rc wq__op_prune(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
+		   wq_prune_counts *out, wq_error *err)
+{
+	int64_t tasks = 0, ops = 0;
+	wq_rc rc = wq__begin(s, 1, err);
+
+	if (rc)
+		return rc;
+	rc = wq__end(s, prune_body(s, task_cutoff, operation_cutoff, &tasks, &ops, err), err);
+	if (!rc) {
+		out->tasks = (int)tasks;
+		out->operations = (int)ops;
+	}
+	return rc;
+}
+
+#define D(type, f) WQ__COL(type, struct wq__doctor_row, f)
+static const struct wq__col doctor_cols[] = {
+	D('i', kind), D('i', task_id), D('s', operation), D('s', effect), D('s', effect_state),
+	D('i', attempt), D('i', begun_attempts), D('s', reason), D('s', reason_detail),
+};
+#undef D
+
+/* One statement: one snapshot of all three kinds of rows. */
+wq_rc wq__op_doctor(struct wq__store *s, struct wq__doctor_row **out, size_t *n, wq_error *err)
+{
+	return wq__select(s, SQL_DOCTOR, WQ__NOARGS, WQ__COLS(doctor_cols),
+			  sizeof(struct wq__doctor_row), out, n, "doctor", err);
+}

@@ -1,0 +1,182 @@
+/*
+ * schema_sqlite.c — the SQLite schema: forward migrations, in order; step i brings the
+ * schema to version wq__sqlite_migrations[i].version. Append only: a released step never
+ * changes (databases in the field already ran it). Steps 1-3 are the old sqlite.c's,
+ * verbatim. op_store.c's migrate_step() runs each in its own BEGIN IMMEDIATE transaction
+ * with the schema_version row that records it, after re-reading the version under the
+ * lock; so no step holds BEGIN, COMMIT or that row. Step 1 creates schema_version.
+ */
+#include "sql.h"
+
+#include <stddef.h>
+
+const struct wq__migration wq__sqlite_migrations[] = {
+	{1,
+	 "CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
+	 "CREATE TABLE tasks (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  tenant TEXT NOT NULL DEFAULT '',\n"
+	 "  scope TEXT NOT NULL DEFAULT '',\n"
+	 "  operation TEXT NOT NULL,\n"
+	 "  payload TEXT NOT NULL,\n"
+	 "  payload_size INTEGER NOT NULL,\n"
+	 "  payload_sha256 TEXT NOT NULL,\n"
+	 "  payload_version INTEGER NOT NULL,\n"
+	 "  priority INTEGER NOT NULL,\n"
+	 "  state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'succeeded',\n"
+	 "                                       'failed', 'interrupted', 'cancelled')),\n"
+	 "  due_at INTEGER NOT NULL,\n"
+	 "  order_at INTEGER NOT NULL,\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  updated_at INTEGER NOT NULL,\n"
+	 "  started_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  finished_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+	 "  max_attempts INTEGER NOT NULL,\n"
+	 "  instance TEXT NOT NULL DEFAULT '',\n"
+	 "  reason TEXT NOT NULL DEFAULT '',\n"
+	 "  reason_detail TEXT NOT NULL DEFAULT '',\n"
+	 "  outcome TEXT NOT NULL DEFAULT '',\n"
+	 "  cancel_requested INTEGER NOT NULL DEFAULT 0,\n"
+	 "  result BLOB,\n"
+	 "  result_size INTEGER NOT NULL DEFAULT 0,\n"
+	 "  result_sha256 TEXT NOT NULL DEFAULT '',\n"
+	 "  has_result INTEGER NOT NULL DEFAULT 0,\n"
+	 "  last_exit_status INTEGER\n"
+	 ");\n"
+	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation);\n"
+	 "CREATE INDEX tasks_claim ON tasks (state, order_at, id);\n"
+	 "CREATE INDEX tasks_running_instance ON tasks (instance) WHERE state = 'running';\n"
+	 "CREATE TABLE attempts (\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  attempt INTEGER NOT NULL,\n"
+	 "  instance TEXT NOT NULL,\n"
+	 "  started_at INTEGER NOT NULL,\n"
+	 "  finished_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  outcome TEXT NOT NULL DEFAULT '',\n"
+	 "  reason TEXT NOT NULL DEFAULT '',\n"
+	 "  exit_status INTEGER,\n"
+	 "  PRIMARY KEY (task_id, attempt)\n"
+	 ") WITHOUT ROWID;\n"
+	 "CREATE TABLE events (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  at INTEGER NOT NULL,\n"
+	 "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+	 "  type TEXT NOT NULL,\n"
+	 "  instance TEXT NOT NULL DEFAULT '',\n"
+	 "  detail TEXT NOT NULL DEFAULT '{}'\n"
+	 ");\n"
+	 "CREATE INDEX events_task ON events (task_id, id);\n"
+	 "CREATE TABLE instances (\n"
+	 "  id TEXT PRIMARY KEY,\n"
+	 "  host TEXT NOT NULL,\n"
+	 "  pid INTEGER NOT NULL,\n"
+	 "  proc_start INTEGER NOT NULL,\n"
+	 "  started_at INTEGER NOT NULL,\n"
+	 "  heartbeat_at INTEGER NOT NULL\n"
+	 ");\n"},
+	/* Operation identities, the effect journal, notify channels (operation.c, effect.c).
+	 * A keyed task is unique through `operations` (per tenant, scope, kind, key), which
+	 * has no foreign key: it outlives its task row (prune.c). Generated operation ids
+	 * stay unique on tasks. */
+	{2,
+	 "CREATE TABLE operations (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  tenant TEXT NOT NULL,\n"
+	 "  scope TEXT NOT NULL,\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  key TEXT NOT NULL,\n"
+	 "  fingerprint TEXT NOT NULL,\n"
+	 "  payload_version INTEGER NOT NULL,\n"
+	 "  task_id INTEGER NOT NULL,\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  finished_at INTEGER,\n"
+	 "  UNIQUE (tenant, scope, kind, key)\n"
+	 ");\n"
+	 "CREATE INDEX operations_task ON operations (task_id);\n"
+	 /* A rowid is max(rowid) + 1, so deleting the newest rows (prune) would hand their
+	  * ids out again, while an operation record may still name one: new ids start above
+	  * the highest id ever pruned (what AUTOINCREMENT does, without rebuilding tasks). */
+	 "CREATE TABLE id_floor (tbl TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;\n"
+	 "ALTER TABLE tasks ADD COLUMN keyed INTEGER NOT NULL DEFAULT 0;\n"
+	 "ALTER TABLE tasks ADD COLUMN fingerprint TEXT NOT NULL DEFAULT '';\n"
+	 "ALTER TABLE tasks ADD COLUMN notify TEXT;\n"
+	 "ALTER TABLE tasks ADD COLUMN uncertain_effect TEXT NOT NULL DEFAULT '';\n"
+	 "DROP INDEX tasks_operation;\n"
+	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation) WHERE keyed = 0;\n"
+	 "CREATE INDEX tasks_finished ON tasks (finished_at) "
+	 "WHERE state IN ('succeeded', 'failed', 'cancelled');\n"
+	 "CREATE TABLE effects (\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  name TEXT NOT NULL,\n"
+	 "  state TEXT NOT NULL CHECK (state IN ('begun', 'done')),\n"
+	 "  attempt INTEGER NOT NULL,\n"
+	 "  last_attempt INTEGER NOT NULL,\n"
+	 "  begun_attempts INTEGER NOT NULL DEFAULT 1,\n"
+	 "  result TEXT,\n"
+	 "  begun_at INTEGER NOT NULL,\n"
+	 "  done_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  PRIMARY KEY (task_id, name)\n"
+	 ") WITHOUT ROWID;\n"},
+	/* The outbox (outbox.c, deliver.c): one delivery per (task, channel), created in the
+	 * transaction that marks the task succeeded; the inbox holds each notification once
+	 * (notice_key: "delivery:<id>" for a channel, "dead:<id>:<attempts>" for a report to
+	 * the operators). Notifications outlive their tasks: no foreign key. */
+	{3,
+	 "CREATE TABLE deliveries (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
+	 "  channel TEXT NOT NULL,\n"
+	 "  state TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'delivered', 'dead')),\n"
+	 "  attempts INTEGER NOT NULL DEFAULT 0,\n"
+	 "  max_attempts INTEGER NOT NULL,\n"
+	 "  retry_base INTEGER NOT NULL DEFAULT 0,\n"
+	 "  instance TEXT NOT NULL DEFAULT '',\n"
+	 "  next_at INTEGER NOT NULL,\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  updated_at INTEGER NOT NULL,\n"
+	 "  delivered_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  last_error TEXT NOT NULL DEFAULT '',\n"
+	 "  UNIQUE (task_id, channel)\n"
+	 ");\n"
+	 "CREATE INDEX deliveries_claim ON deliveries (state, next_at, id);\n"
+	 "CREATE TABLE inbox (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  recipient TEXT NOT NULL,\n"
+	 "  notice_key TEXT NOT NULL UNIQUE,\n"
+	 "  delivery_id INTEGER NOT NULL,\n"
+	 "  task_id INTEGER NOT NULL,\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  operation TEXT NOT NULL,\n"
+	 "  subject TEXT NOT NULL,\n"
+	 "  result_size INTEGER NOT NULL DEFAULT -1,\n"
+	 "  result_sha256 TEXT NOT NULL DEFAULT '',\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  read_at INTEGER NOT NULL DEFAULT 0\n"
+	 ");\n"
+	 "CREATE INDEX inbox_recipient ON inbox (recipient, id);\n"},
+	/* Host identity of an instance (wq__instance.host_id). Ids that leave the store
+	 * (tasks, events, deliveries, inbox) are never handed out again: INTEGER PRIMARY KEY
+	 * without AUTOINCREMENT reuses max(id) + 1 after the newest rows are deleted, and a
+	 * table rebuild to add AUTOINCREMENT cannot run inside this transaction (ON DELETE
+	 * CASCADE children). So every insert takes its id above id_floor (v2), which prune
+	 * raises; this step seeds the floor of each table with its current highest id.
+	 * "WHERE true": an upsert after INSERT ... SELECT ... FROM needs a WHERE clause to
+	 * parse. */
+	{4,
+	 "ALTER TABLE instances ADD COLUMN host_id TEXT NOT NULL DEFAULT '';\n"
+	 "INSERT INTO id_floor (tbl, id) SELECT 'tasks', coalesce(max(id), 0) FROM tasks "
+	 "WHERE true ON CONFLICT (tbl) DO UPDATE SET id = max(id_floor.id, excluded.id);\n"
+	 "INSERT INTO id_floor (tbl, id) SELECT 'events', coalesce(max(id), 0) FROM events "
+	 "WHERE true ON CONFLICT (tbl) DO UPDATE SET id = max(id_floor.id, excluded.id);\n"
+	 "INSERT INTO id_floor (tbl, id) SELECT 'deliveries', coalesce(max(id), 0) "
+	 "FROM deliveries WHERE true ON CONFLICT (tbl) DO UPDATE "
+	 "SET id = max(id_floor.id, excluded.id);\n"
+	 "INSERT INTO id_floor (tbl, id) SELECT 'inbox', coalesce(max(id), 0) FROM inbox "
+	 "WHERE true ON CONFLICT (tbl) DO UPDATE SET id = max(id_floor.id, excluded.id);\n"},
+};
+
+const size_t wq__sqlite_nmigrations =
+	sizeof(wq__sqlite_migrations) / sizeof(wq__sqlite_migrations[0]);

@@ -1,0 +1,353 @@
+/*
+ * sql.c — the core's side of the driver interface: statement texts, error wording,
+ * transactions, running statements and reading rows. Drivers only run statements; every
+ * message a user reads is written here.
+ */
+#include "op.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *wq__sql_text(const struct wq__dialect *d, int id)
+{
+	return d->variant(id);
+}
+
+static const char *label(struct wq__store *s)
+{
+	return s->drv->label(s->c);
+}
+
+wq_rc wq__sql_fail(struct wq__store *s, int sqlerr, const char *what, wq_error *err)
+{
+	const char *msg = s->drv->errmsg(s->c);
+	const char *who = strcmp(s->drv->name, "postgres") == 0 ? "PostgreSQL" : "database";
+
+	s->last_sqlerr = sqlerr;
+
+	switch (sqlerr) {
+	case WQ__SQL_BUSY:
+		return wq__err(err, WQ_EBUSY, "database %s is busy (%s): %s", label(s), what, msg);
+	case WQ__SQL_LOST:
+		return wq__err(err, WQ_EBUSY, "%s connection lost: database %s, %s: %s (will "
+					      "reconnect)", who, label(s), what, msg);
+	case WQ__SQL_COMMIT_UNKNOWN:
+		/* Operations whose repeat recognises their own commit say: retry. */
+		if (s->retry_safe)
+			return wq__err(err, WQ_EBUSY, "%s connection lost: database %s, %s: the "
+						      "commit's answer was lost; retrying is safe",
+				       who, label(s), what);
+		return wq__err(err, WQ_EUNKNOWN,
+			       "database %s, %s: the commit's answer was lost: the change may or "
+			       "may not be recorded; check with `wakeq timeline`",
+			       label(s), what);
+	case WQ__SQL_UNIQUE:
+		return wq__err(err, WQ_ECONFLICT, "database %s: %s: %s", label(s), what, msg);
+	case WQ__SQL_TOOBIG:
+		return wq__err(err, WQ_ETOOBIG, "database %s: %s: %s", label(s), what, msg);
+	case WQ__SQL_NOMEM:
+		return wq__err(err, WQ_ENOMEM, "out of memory (database %s, %s)", label(s), what);
+	case WQ__SQL_IO:
+		return wq__err(err, WQ_EIO, "database %s: %s: %s", label(s), what, msg);
+	case WQ__SQL_CORRUPT:
+		return wq__err(err, WQ_ESTORE, "database %s is malformed (corrupt): %s: %s",
+			       label(s), what, msg);
+	default:
+		return wq__err(err, WQ_ESTORE, "database %s: %s: %s", label(s), what, msg);
+	}
+}
+
+wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
+{
+	int e = s->drv->begin(s->c, write);
+
+	s->keep = 0;
+	s->retry_safe = 0;
+	if (e)
+		return wq__sql_fail(s, e, "begin", err);
+	s->in_tx = 1;
+	return WQ_OK;
+}
+
+wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
+{
+	int e;
+
+	s->commit_lost = 0;
+	if (rc == WQ_OK || s->keep) {
+		e = s->drv->commit(s->c);
+		if (e) {
+			s->commit_lost = e == WQ__SQL_COMMIT_UNKNOWN;
+			rc = wq__sql_fail(s, e, "commit", err);
+			s->drv->rollback(s->c);
+		}
+	} else {
+		s->drv->rollback(s->c);
+	}
+	s->in_tx = 0;
+	s->keep = 0;
+	s->retry_safe = 0;
+	return rc;
+}
+
+/* Runs statement id, calling fn for each row; *nrows and *changes when non-NULL. Outside
+ * a transaction the core runs reads only: a driver may run one again on a new connection
+ * (it changed nothing). Every write is inside wq__begin..wq__end. */
+static wq_rc query(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
+		   void *ctx, size_t *nrows, int64_t *changes, const char *what, wq_error *err)
+{
+	struct wq__row r = {s, NULL};
+	size_t count = 0;
+	wq_rc rc = WQ_OK;
+	int st = s->drv->exec(s->c, id, a, n, &r.cur);
+
+	if (st)
+		return wq__sql_fail(s, st, what, err);
+	while ((st = s->drv->step(r.cur)) == 1) {
+		count++;
+		if (fn && (rc = fn(&r, ctx)) != WQ_OK)
+			break;
+	}
+	if (rc == WQ_ENOMEM) /* a row function's allocation */
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
+	if (st < 0)
+		rc = wq__sql_fail(s, -st, what, err);
+	if (!rc && changes)
+		*changes = s->drv->changes(r.cur);
+	s->drv->done(r.cur);
+	if (!rc && nrows)
+		*nrows = count;
+	return rc;
+}
+
+wq_rc wq__rows(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
+	       void *ctx, size_t *nrows, const char *what, wq_error *err)
+{
+	return query(s, id, a, n, fn, ctx, nrows, NULL, what, err);
+}
+
+wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
+	      const char *what, wq_error *err)
+{
+	return query(s, id, a, n, NULL, NULL, NULL, changes, what, err);
+}
+
+static void fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst)
+{
+	size_t i;
+	char *p;
+	int64_t v;
+
+	for (i = 0; i < n; i++) {
+		p = (char *)dst + cols[i].off;
+		switch (cols[i].type) {
+		case 's':
+			wq__str(r, (int)i, p, cols[i].size);
+			continue;
+		case 'S':
+			*(wq_state *)p = wq__state_parse(wq__text(r, (int)i, NULL));
+			continue;
+		case 'D':
+			*(wq_delivery_state *)p = wq__delivery_state_parse(wq__text(r, (int)i, NULL));
+			continue;
+		}
+		v = cols[i].type == 'x' && wq__null(r, (int)i) ? -1 : wq__i64(r, (int)i);
+		if (cols[i].size == sizeof(int64_t))
+			*(int64_t *)p = v;
+		else
+			*(int *)p = (int)v;
+	}
+}
+
+struct fill {
+	const struct wq__col *cols;
+	size_t n;
+	struct wq__vec *v;
+	void *dst;
+};
+
+static wq_rc fill_row(const struct wq__row *r, void *ctx)
+{
+	struct fill *f = ctx;
+	void *p = f->v ? wq__push(f->v) : f->dst;
+
+	if (!p)
+		return WQ_ENOMEM;
+	fill(r, f->cols, f->n, p);
+	return WQ_OK;
+}
+
+wq_rc wq__select(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		 const struct wq__col *cols, size_t ncols, size_t size, void *out, size_t *cnt,
+		 const char *what, wq_error *err)
+{
+	struct wq__vec v = {NULL, 0, 0, size};
+	struct fill f = {cols, ncols, &v, NULL};
+	wq_rc rc = wq__rows(s, id, a, n, fill_row, &f, NULL, what, err);
+
+	if (rc) {
+		free(v.p);
+		return rc;
+	}
+	*(void **)out = wq__take(&v, cnt);
+	return WQ_OK;
+}
+
+wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		  const struct wq__col *cols, size_t ncols, void *dst, size_t *found,
+		  const char *what, wq_error *err)
+{
+	struct fill f = {cols, ncols, NULL, dst};
+
+	return wq__rows(s, id, a, n, fill_row, &f, found, what, err);
+}
+
+wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
+		 const char *what, wq_error *err)
+{
+	wq_rc rc = wq__begin(s, 1, err);
+
+	if (rc)
+		return rc;
+	s->retry_safe = 1; /* one row written again, or found written: harmless */
+	return wq__end(s, wq__run(s, id, a, n, changes, what, err), err);
+}
+
+wq_rc wq__read_i64(const struct wq__row *r, void *ctx)
+{
+	*(int64_t *)ctx = wq__null(r, 0) ? 0 : wq__i64(r, 0);
+	return WQ_OK;
+}
+
+void *wq__push(struct wq__vec *v)
+{
+	size_t ncap;
+	void *p;
+
+	if (v->n == v->cap) {
+		ncap = v->cap ? v->cap * 2 : 16;
+		p = realloc(v->p, ncap * v->size);
+		if (!p)
+			return NULL;
+		v->p = p;
+		v->cap = ncap;
+	}
+	p = (char *)v->p + v->n++ * v->size;
+	memset(p, 0, v->size);
+	return p;
+}
+
+void *wq__take(struct wq__vec *v, size_t *n)
+{
+	void *p = v->p;
+
+	*n = v->n;
+	if (v->n == 0) {
+		free(p);
+		p = NULL;
+	}
+	v->p = NULL;
+	v->n = v->cap = 0;
+	return p;
+}
+
+wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		const char *type, const char *instance, json_t *detail, wq_error *err)
+{
+	char *text = detail ? wq__detail_text(detail) : strdup("{}");
+	wq_rc rc;
+
+	json_decref(detail);
+	if (!text)
+		return wq__err(err, WQ_ENOMEM, "out of memory (event %s of task %" PRId64 ")", type,
+			       task_id);
+	rc = wq__run(s, SQL_EVENT_INSERT,
+		     WQ__ARGS(WQ__AI(task_id), WQ__AI(at), WQ__AI(attempt), WQ__AT(type),
+			      WQ__AT(wq__nz(instance)), WQ__AT(text)),
+		     NULL, "append event", err);
+	free(text);
+	return rc;
+}
+
+wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		 const char *type, const char *instance, wq_error *err, const char *fmt, ...)
+{
+	json_t *d = wq__jobj(err);
+	const char *key, *str;
+	va_list ap;
+	int64_t v;
+	int bad = 0, a, max;
+
+	if (!d)
+		return WQ_ENOMEM;
+	va_start(ap, fmt);
+	for (; !bad && *fmt; fmt++) {
+		if (*fmt == 'a') {
+			v = va_arg(ap, int64_t);
+			a = va_arg(ap, int);
+			bad = wq__jset_attempt(d, v, a);
+			continue;
+		}
+		key = va_arg(ap, const char *);
+		if (*fmt == 's' || *fmt == 'S') {
+			str = va_arg(ap, const char *);
+			max = va_arg(ap, int);
+			if (*fmt == 's' || (str && *str))
+				bad = wq__jset_str(d, key, str, (size_t)max);
+		} else if (*fmt == 'b') {
+			bad = json_object_set_new(d, key, json_boolean(va_arg(ap, int)));
+		} else {
+			v = va_arg(ap, int64_t);
+			if (*fmt == 't')
+				bad = wq__jset_time(d, key, v);
+			else if (*fmt == 'i' || v >= 0)
+				bad = wq__jset_int(d, key, v);
+		}
+	}
+	va_end(ap);
+	return bad ? wq__jfail(d, err) : wq__event(s, task_id, at, attempt, type, instance, d, err);
+}
+
+wq_rc wq__notify(struct wq__store *s, wq_error *err)
+{
+	if (!(s->drv->caps & WQ__SQL_CAP_NOTIFY))
+		return WQ_OK;
+	return wq__run(s, SQL_NOTIFY, WQ__NOARGS, NULL, "notify", err);
+}
+
+wq_rc wq__json_texts(const char *const *v, size_t n, const char *what, char **out,
+		     wq_error *err)
+{
+	json_t *arr = json_array();
+	size_t i;
+	wq_rc rc = WQ_OK;
+
+	for (i = 0; arr && i < n && !rc; i++) {
+		rc = wq__check_utf8(what, v[i], err);
+		if (!rc && json_array_append_new(arr, json_string(wq__nz(v[i]))))
+			break;
+	}
+	*out = !rc && arr && i == n ? json_dumps(arr, JSON_COMPACT) : NULL;
+	json_decref(arr);
+	if (!rc && !*out)
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (%s list)", what);
+	return rc;
+}
+
+wq_rc wq__json_ids(const int64_t *v, size_t n, char **out, wq_error *err)
+{
+	size_t cap = 3 + n * 21, o = 0, i;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return wq__err(err, WQ_ENOMEM, "out of memory (id list)");
+	buf[o++] = '[';
+	for (i = 0; i < n; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%" PRId64, i ? "," : "", v[i]);
+	snprintf(buf + o, cap - o, "]");
+	*out = buf;
+	return WQ_OK;
+}

@@ -1,0 +1,588 @@
+/*
+ * test_sql_postgres.c — the PostgreSQL driver (sql_postgres.c) on its own, against a
+ * throwaway server: run through scripts/with-postgres (WAKEQ_TEST_PG_URL, a maintenance
+ * URL); exits 77 (skipped) without it. It creates its own database and drops it.
+ *
+ * The driver is built into this program with schema_postgres.c and error.c, NOT with
+ * libwakeq: the statement texts here are the test's own (wq__sql_text and
+ * wq__postgres_dialect below stand in for sql.c and dialect_postgres.c), so the driver is
+ * tested apart from the core's statements.
+ *
+ * Every wait is a bounded poll on a state (a socket's readiness, a row in
+ * pg_stat_activity), never a sleep.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "store/sql.h"
+#include "store/statements.h"
+
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ stand-ins for the core ---- */
+
+/* The test's statements, on the first ids of the core's list. */
+enum {
+	T_HAS_SCHEMA,
+	T_VERSION,
+	T_SET_VERSION,
+	T_TASK_INSERT,
+	T_TASK_GET,
+	T_INSTANCE_INSERT,
+	T_ATTEMPT_INSERT,
+	T_PID,
+	T_NOTIFY,
+	T_SLEEP_IF,
+	T_COUNT
+};
+_Static_assert((int)T_COUNT <= (int)WQ__SQL_COUNT, "the test needs T_COUNT statement ids");
+
+static const char *const texts[T_COUNT] = {
+	[T_HAS_SCHEMA] = "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_tables "
+			 "WHERE schemaname = current_schema() AND tablename = 'schema_version') "
+			 "THEN 1 ELSE 0 END",
+	[T_VERSION] = "SELECT coalesce(max(version), 0) FROM schema_version",
+	[T_SET_VERSION] = "INSERT INTO schema_version (version) VALUES ($1)",
+	[T_TASK_INSERT] =
+		"INSERT INTO tasks (kind, operation, payload, payload_size, payload_sha256, "
+		"payload_version, priority, state, due_at, order_at, created_at, updated_at, "
+		"max_attempts, result, has_result) VALUES ('k', $1, $2, $3, '', 1, 0, 'pending', "
+		"$4, $4, $4, $4, 3, $5, 1) RETURNING id",
+	[T_TASK_GET] = "SELECT id, payload, result, notify, (result IS NOT NULL)::int "
+		       "FROM tasks WHERE id = $1",
+	[T_INSTANCE_INSERT] = "INSERT INTO instances (id, host, host_id, pid, proc_start, "
+			      "started_at, heartbeat_at) VALUES ($1, 'h', $2, 1, 1, 1, 1)",
+	[T_ATTEMPT_INSERT] = "INSERT INTO attempts (task_id, attempt, instance, started_at) "
+			     "VALUES ($1, 1, 'i', 1)",
+	[T_PID] = "SELECT pg_backend_pid()",
+	[T_NOTIFY] = "SELECT pg_notify('" WQ__SQL_NOTIFY_CHANNEL "', '')",
+	/* Sleeps on backend $1 only: a re-run on a new connection answers at once. */
+	[T_SLEEP_IF] = "SELECT pg_backend_pid() FROM (SELECT CASE WHEN pg_backend_pid() = $1 "
+		       "THEN pg_sleep(60) END) s",
+};
+
+static const char migrate_lock[] = "CREATE TABLE IF NOT EXISTS schema_version "
+				   "(version integer NOT NULL); "
+				   "LOCK TABLE schema_version IN EXCLUSIVE MODE";
+
+const struct wq__dialect wq__postgres_dialect = {.variant = NULL};
+
+const char *wq__sql_text(const struct wq__dialect *d, int id)
+{
+	(void)d;
+	return id >= 0 && id < T_COUNT ? texts[id] : NULL;
+}
+
+/* ------------------------------------------------------------ helpers ---- */
+
+static const struct wq__sql_driver *D = &wq__postgres_driver;
+static char maint_url[512], db_url[512], db_name[64];
+
+/* A plain libpq connection of the test (the "other process"). */
+static PGconn *other(void)
+{
+	PGconn *pg = PQconnectdb(db_url);
+
+	assert_int_equal(PQstatus(pg), CONNECTION_OK);
+	return pg;
+}
+
+static void other_sql(PGconn *pg, const char *sql)
+{
+	PGresult *res = PQexec(pg, sql);
+	ExecStatusType st = PQresultStatus(res);
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(pg));
+	PQclear(res);
+}
+
+static struct wq__conn *open_db(void)
+{
+	struct wq__conn *c = NULL;
+	char msg[256] = "";
+
+	if (D->open(db_url, &c, msg, sizeof(msg)) != WQ__SQL_OK)
+		fail_msg("open: %s", msg);
+	return c;
+}
+
+/* Runs a one-row, one-column integer read outside a transaction. */
+static int64_t read_i64(struct wq__conn *c, int id, const struct wq__arg *args, int n)
+{
+	struct wq__cursor *cur;
+	int64_t v;
+	int rc = D->exec(c, id, args, n, &cur);
+
+	if (rc != WQ__SQL_OK)
+		fail_msg("exec %d: %d %s", id, rc, D->errmsg(c));
+	assert_int_equal(D->step(cur), 1);
+	v = D->col_i64(cur, 0);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur);
+	return v;
+}
+
+/* Runs a statement whose rows do not matter; returns its code. */
+static int run(struct wq__conn *c, int id, const struct wq__arg *args, int n)
+{
+	struct wq__cursor *cur = NULL;
+	int rc = D->exec(c, id, args, n, &cur);
+
+	D->done(cur);
+	return rc;
+}
+
+/* Terminates backend `pid` from another connection and waits (bounded) until the
+ * driver's socket `fd` has the end of stream: the session is gone for certain. */
+static void terminate(int fd, int64_t pid)
+{
+	PGconn *pg = other();
+	char sql[128];
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+
+	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%lld)", (long long)pid);
+	other_sql(pg, sql);
+	PQfinish(pg);
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_true(p.revents & (POLLRDHUP | POLLHUP));
+}
+
+/* The migrations, run as op_schema.c does (store-requests.md P3). */
+static void migrate(struct wq__conn *c)
+{
+	struct wq__arg v;
+	int64_t version;
+	size_t i;
+
+	for (i = 0; i < wq__postgres_nmigrations; i++) {
+		assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+		assert_int_equal(D->script(c, migrate_lock), WQ__SQL_OK);
+		version = read_i64(c, T_HAS_SCHEMA, NULL, 0) ? read_i64(c, T_VERSION, NULL, 0) : 0;
+		if (wq__postgres_migrations[i].version <= version) {
+			D->rollback(c);
+			continue;
+		}
+		if (D->script(c, wq__postgres_migrations[i].sql) != WQ__SQL_OK)
+			fail_msg("step %d: %s", wq__postgres_migrations[i].version, D->errmsg(c));
+		v = WQ__AI(wq__postgres_migrations[i].version);
+		assert_int_equal(run(c, T_SET_VERSION, &v, 1), WQ__SQL_OK);
+		assert_int_equal(D->commit(c), WQ__SQL_OK);
+	}
+}
+
+/* ------------------------------------------------------------ tests ---- */
+
+static void test_open_fail(void **state)
+{
+	struct wq__conn *c = (struct wq__conn *)1;
+	char msg[256], url[600];
+
+	(void)state;
+	/* A port where nothing listens: retryable, one line, no password. */
+	snprintf(url, sizeof(url), "postgresql://postgres:secret@127.0.0.1:1/x");
+	assert_int_equal(D->open(url, &c, msg, sizeof(msg)), WQ__SQL_BUSY);
+	assert_null(c);
+	assert_null(strchr(msg, '\n'));
+	assert_null(strstr(msg, "secret"));
+	assert_non_null(strstr(msg, "127.0.0.1:1/x"));
+	/* No such database: the server refuses. */
+	snprintf(url, sizeof(url), "%.*s/wq_no_such_db", (int)(strrchr(maint_url, '/') - maint_url),
+		 maint_url);
+	assert_int_equal(D->open(url, &c, msg, sizeof(msg)), WQ__SQL_IO);
+	assert_int_equal(D->open("postgresql://[", &c, msg, sizeof(msg)), WQ__SQL_ERROR);
+}
+
+static void test_migrate(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-1"), WQ__AT("boot/ns")};
+
+	(void)state;
+	migrate(c);
+	migrate(c); /* a second run finds every step done */
+	assert_int_equal(read_i64(c, T_VERSION, NULL, 0),
+			 wq__postgres_migrations[wq__postgres_nmigrations - 1].version);
+	/* v4's column */
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_string_equal(D->label(c), strchr(db_url, '@') + 1);
+	D->close(c);
+}
+
+static void test_rows(void **state)
+{
+	static const char blob[] = {'a', 0, (char)0xff, '\\', 'x', 0, '\n'};
+	const char *payload = "{\"name\":\"caf\xc3\xa9\"}";
+	struct wq__conn *c = open_db();
+	struct wq__cursor *cur, *cur2;
+	struct wq__arg a[5] = {WQ__AT("op-1"), WQ__AT(payload), WQ__AI(strlen(payload)),
+			       WQ__AI(1000), WQ__AB(blob, sizeof(blob))};
+	struct wq__arg id;
+	const char *t;
+	size_t len;
+	int64_t task;
+
+	(void)state;
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(D->exec(c, T_TASK_INSERT, a, 5, &cur), WQ__SQL_OK);
+	assert_int_equal(D->changes(cur), 1);
+	assert_int_equal(D->step(cur), 1);
+	task = D->col_i64(cur, 0);
+	assert_true(task > 0);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+
+	/* Two cursors open at once; bytes come back exactly, with their length. */
+	id = WQ__AI(task);
+	assert_int_equal(D->exec(c, T_TASK_GET, &id, 1, &cur), WQ__SQL_OK);
+	assert_int_equal(D->exec(c, T_PID, NULL, 0, &cur2), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	assert_int_equal(D->step(cur2), 1);
+	assert_true(D->col_i64(cur2, 0) > 0);
+	t = D->col_text(cur, 1, &len);
+	assert_int_equal(len, strlen(payload));
+	assert_memory_equal(t, payload, len);
+	t = D->col_text(cur, 2, &len);
+	assert_int_equal(len, sizeof(blob));
+	assert_memory_equal(t, blob, sizeof(blob));
+	assert_true(D->is_null(cur, 3));
+	assert_false(D->is_null(cur, 2));
+	t = D->col_text(cur, 3, &len);
+	assert_string_equal(t, "");
+	assert_int_equal(len, 0);
+	assert_int_equal(D->col_i64(cur, 4), 1);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur2);
+	D->done(cur);
+
+	/* An empty blob is an empty value, not NULL. */
+	a[0] = WQ__AT("op-2");
+	a[4] = WQ__AB("", 0);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(D->exec(c, T_TASK_INSERT, a, 5, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	id = WQ__AI(D->col_i64(cur, 0));
+	D->done(cur);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_int_equal(D->exec(c, T_TASK_GET, &id, 1, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	assert_false(D->is_null(cur, 2));
+	D->col_text(cur, 2, &len);
+	assert_int_equal(len, 0);
+	D->done(cur);
+	D->close(c);
+}
+
+static void test_errors(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-dup"), WQ__AT("")};
+	struct wq__arg bad[5] = {WQ__AT("op-bad"), WQ__AT("{\"a\":\"\xff\"}"), WQ__AI(8),
+				 WQ__AI(1), WQ__ANULL};
+	struct wq__arg missing = WQ__AI(999999);
+	struct wq__cursor *cur = (struct wq__cursor *)1;
+
+	(void)state;
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(D->exec(c, T_INSTANCE_INSERT, a, 2, &cur), WQ__SQL_UNIQUE);
+	assert_null(cur);
+	assert_non_null(strstr(D->errmsg(c), "duplicate key"));
+	assert_null(strchr(D->errmsg(c), '\n'));
+	/* The failed statement left the transaction open (aborted): COMMIT turns ROLLBACK. */
+	assert_int_equal(D->commit(c), WQ__SQL_ERROR);
+	assert_string_equal(D->errmsg(c), "the transaction was rolled back");
+
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(run(c, T_ATTEMPT_INSERT, &missing, 1), WQ__SQL_FOREIGN);
+	D->rollback(c);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(run(c, T_TASK_INSERT, bad, 5), WQ__SQL_ERROR); /* 22021 */
+	D->rollback(c);
+	D->rollback(c); /* nothing open: nothing happens */
+	/* Too few arguments: an error, the connection stays good. */
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 1), WQ__SQL_ERROR);
+	assert_true(read_i64(c, T_PID, NULL, 0) > 0);
+	/* Extra arguments are not sent. */
+	assert_true(read_i64(c, T_PID, a, 2) > 0);
+	D->close(c);
+}
+
+static void test_lost(void **state)
+{
+	struct wq__conn *c = open_db();
+	int64_t pid, pid2;
+	int fd;
+
+	(void)state;
+	/* Died while idle, outside a transaction: the call runs on a new connection. */
+	pid = read_i64(c, T_PID, NULL, 0);
+	fd = D->wakeup_fd(c);
+	assert_true(fd >= 0);
+	terminate(fd, pid);
+	pid2 = read_i64(c, T_PID, NULL, 0);
+	assert_true(pid2 != pid);
+
+	/* Inside a transaction: LOST, and every later statement of it too (generation),
+	 * commit included; after rollback the next call works. */
+	fd = D->wakeup_fd(c);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), pid2);
+	terminate(fd, pid2);
+	assert_int_equal(run(c, T_PID, NULL, 0), WQ__SQL_LOST);
+	assert_int_equal(run(c, T_PID, NULL, 0), WQ__SQL_LOST);
+	assert_int_equal(D->commit(c), WQ__SQL_LOST);
+	D->rollback(c);
+	pid = read_i64(c, T_PID, NULL, 0);
+	assert_true(pid != pid2);
+
+	/* Died while idle inside a transaction, before COMMIT: known lost, not unknown. */
+	fd = D->wakeup_fd(c);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	terminate(fd, pid);
+	assert_int_equal(D->commit(c), WQ__SQL_LOST);
+	D->rollback(c);
+
+	/* Died while idle, then begin: BEGIN runs again on the new connection. */
+	pid = read_i64(c, T_PID, NULL, 0);
+	terminate(D->wakeup_fd(c), pid);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_true(read_i64(c, T_PID, NULL, 0) != pid);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	D->close(c);
+}
+
+/* Terminates backend `pid` once it sleeps (pg_sleep), i.e. in the middle of a statement
+ * or of a COMMIT. */
+struct killer {
+	int64_t pid;
+	int done;
+};
+
+static void *kill_when_sleeping(void *arg)
+{
+	struct killer *k = arg;
+	PGconn *pg = PQconnectdb(db_url); /* no cmocka assert off the main thread */
+	struct timespec pause = {0, 5 * 1000 * 1000};
+	char sql[256];
+	PGresult *res;
+	int i;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %lld "
+		 "AND wait_event = 'PgSleep'",
+		 (long long)k->pid);
+	for (i = 0; i < 2000 && !k->done; i++) { /* 10 s at most */
+		res = PQexec(pg, sql);
+		k->done = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+			  PQgetvalue(res, 0, 0)[0] == 't';
+		PQclear(res);
+		if (!k->done)
+			nanosleep(&pause, NULL);
+	}
+	PQfinish(pg);
+	return NULL;
+}
+
+/* The connection breaks during a statement. Outside a transaction (a read) it runs again
+ * once on the new connection; inside one it is LOST. */
+static void test_lost_midway(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct killer k = {0};
+	struct wq__arg a;
+	pthread_t th;
+
+	(void)state;
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	a = WQ__AI(k.pid);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	assert_true(read_i64(c, T_SLEEP_IF, &a, 1) != k.pid);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+
+	k.done = 0;
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	a = WQ__AI(k.pid);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	assert_int_equal(run(c, T_SLEEP_IF, &a, 1), WQ__SQL_LOST);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+	D->rollback(c);
+	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid);
+	D->close(c);
+}
+
+static void test_commit_unknown(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-slow"), WQ__AT("")};
+	struct killer k = {0};
+	pthread_t th;
+	PGconn *pg = other();
+
+	(void)state;
+	other_sql(pg, "CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS "
+		      "$$BEGIN PERFORM pg_sleep(60); RETURN NULL; END$$");
+	other_sql(pg, "CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON instances "
+		      "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+		      "WHEN (NEW.id = 'inst-slow') EXECUTE FUNCTION slow()");
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	assert_int_equal(D->commit(c), WQ__SQL_COMMIT_UNKNOWN);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+	D->rollback(c);
+	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid); /* reconnected */
+	other_sql(pg, "DROP TRIGGER slow ON instances");
+	PQfinish(pg);
+	D->close(c);
+}
+
+/* Waits (bounded) until fd is readable. */
+static void readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	assert_int_equal(poll(&p, 1, 10000), 1);
+}
+
+/* Waits (bounded: 10 s) for a wake-up on c: drain, else wait on fd, as a worker does. */
+static int wait_wakeup(struct wq__conn *c, int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int i, r;
+
+	for (i = 0; i < 100; i++) {
+		r = D->wakeup_drain(c);
+		if (r != 0)
+			return r;
+		poll(&p, 1, 100);
+	}
+	return 0;
+}
+
+static void test_wakeup(void **state)
+{
+	struct wq__conn *c = open_db(), *c2 = open_db();
+	PGconn *pg = other();
+	int fd, fd2, flags;
+	int64_t pid;
+
+	(void)state;
+	fd = D->wakeup_fd(c);
+	assert_true(fd >= 0);
+	flags = fcntl(fd, F_GETFD);
+	assert_true(flags >= 0 && (flags & FD_CLOEXEC));
+	assert_int_equal(D->wakeup_drain(c), 0);
+
+	/* A NOTIFY from another connection. */
+	other_sql(pg, "NOTIFY " WQ__SQL_NOTIFY_CHANNEL);
+	assert_int_equal(wait_wakeup(c, fd), 1);
+	assert_int_equal(D->wakeup_drain(c), 0);
+
+	/* The driver's own statement, committed on a second driver connection, and read
+	 * off the socket by other calls first: kept for drain. */
+	assert_int_equal(D->begin(c2, 1), WQ__SQL_OK);
+	assert_int_equal(run(c2, T_NOTIFY, NULL, 0), WQ__SQL_OK);
+	assert_int_equal(D->commit(c2), WQ__SQL_OK);
+	readable(fd);
+	pid = read_i64(c, T_PID, NULL, 0);
+	assert_int_equal(D->wakeup_drain(c), 1);
+	assert_int_equal(D->wakeup_drain(c), 0);
+
+	/* After a reconnect: -1, even if the new descriptor has the same number. LISTEN is
+	 * redone by the reconnect itself: a NOTIFY sent before the next wakeup_fd arrives. */
+	terminate(fd, pid);
+	assert_int_equal(D->wakeup_drain(c), -1);
+	assert_true(read_i64(c, T_PID, NULL, 0) != pid); /* reconnects */
+	assert_int_equal(D->wakeup_drain(c), -1);
+	other_sql(pg, "NOTIFY " WQ__SQL_NOTIFY_CHANNEL);
+	fd2 = D->wakeup_fd(c);
+	assert_true(fd2 >= 0);
+	flags = fcntl(fd2, F_GETFD);
+	assert_true(flags >= 0 && (flags & FD_CLOEXEC));
+	assert_int_equal(wait_wakeup(c, fd2), 1);
+	assert_int_equal(D->wakeup_drain(c), 0);
+	PQfinish(pg);
+	D->close(c2);
+	D->close(c);
+}
+
+/* ------------------------------------------------------------ main ---- */
+
+static int db_setup(void)
+{
+	const char *env = getenv("WAKEQ_TEST_PG_URL");
+	const char *slash;
+	PGconn *pg;
+	char sql[128];
+	PGresult *res;
+	int ok;
+
+	if (!env || !*env)
+		return 77;
+	snprintf(maint_url, sizeof(maint_url), "%s", env);
+	slash = strrchr(maint_url, '/');
+	if (!slash)
+		return 1;
+	snprintf(db_name, sizeof(db_name), "wq_sqlpg_%ld", (long)getpid());
+	snprintf(db_url, sizeof(db_url), "%.*s/%s", (int)(slash - maint_url), maint_url, db_name);
+	pg = PQconnectdb(maint_url);
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", db_name);
+	res = PQexec(pg, sql);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "%s: %s", sql, PQerrorMessage(pg));
+	PQclear(res);
+	PQfinish(pg);
+	return ok ? 0 : 1;
+}
+
+static void db_drop(void)
+{
+	PGconn *pg = PQconnectdb(maint_url);
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", db_name);
+	PQclear(PQexec(pg, sql));
+	PQfinish(pg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_fail),
+		cmocka_unit_test(test_migrate),
+		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_lost),
+		cmocka_unit_test(test_lost_midway),
+		cmocka_unit_test(test_commit_unknown),
+		cmocka_unit_test(test_wakeup),
+	};
+	int rc = db_setup();
+
+	if (rc == 77)
+		fprintf(stderr, "no PostgreSQL server (run through scripts/with-postgres): skipped\n");
+	if (rc)
+		return rc;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	db_drop();
+	return rc;
+}

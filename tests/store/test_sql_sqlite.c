@@ -1,0 +1,465 @@
+/*
+ * test_sql_sqlite.c — the SQLite driver (src/store/sql_sqlite.c) on its own: open and its
+ * refusals, the migrations run through script(), binding and reading back by type, the
+ * $N -> ?N rewrite, error mapping, transactions, changes(), close-on-exec descriptors.
+ *
+ * The driver file is included, not linked: the test reaches its static helpers (prepare,
+ * cursor_start, rewrite_params) to run SQL of its own with the driver's binding, and
+ * shortens one connection's busy timeout. Everything else goes through wq__sqlite_driver.
+ *
+ * Build: linked with wakeq_static (dialect_sqlite.c, schema_sqlite.c, sql.c), or on its
+ * own with -DWQ_TEST_STUB_SQL_TEXT when sql.c is not there yet:
+ *   gcc -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -DWQ_TEST_STUB_SQL_TEXT \
+ *       tests/store/test_sql_sqlite.c src/store/schema_sqlite.c src/store/dialect_sqlite.c \
+ *       -lsqlite3 -lcmocka
+ */
+#include "store/sql_sqlite.c"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifdef WQ_TEST_STUB_SQL_TEXT
+/* sql.c's, for a build without it: the dialect's table holds every text. */
+const char *wq__sql_text(const struct wq__dialect *d, int id)
+{
+	return d->variant(id);
+}
+#endif
+
+static const struct wq__sql_driver *const D = &wq__sqlite_driver;
+
+struct fixture {
+	char dir[64];
+	char db[128];
+	struct wq__conn *c;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char msg[256];
+
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/wq-sqlt-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->db, sizeof(f->db), "%s/db.sqlite", f->dir);
+	unsetenv("WAKEQ_SQLITE_SYNCHRONOUS");
+	assert_int_equal(D->open(f->db, &f->c, msg, sizeof(msg)), WQ__SQL_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	DIR *d;
+	struct dirent *e;
+	char p[512];
+
+	D->close(f->c);
+	d = opendir(f->dir);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Runs SQL text of the test's own through the driver's prepare and binding: the returned
+ * cursor (in *cur, its statement owned by the caller: finalize cur->st) is ready to step. */
+static int run(struct wq__conn *c, const char *sql, const struct wq__arg *args, int nargs,
+	       struct wq__cursor *cur)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(c, sql, &st);
+
+	memset(cur, 0, sizeof(*cur));
+	if (rc)
+		return rc;
+	rc = cursor_start(c, cur, st, args, nargs);
+	if (rc)
+		sqlite3_finalize(st);
+	return rc;
+}
+
+/* The single integer a query returns. */
+static int64_t scalar(struct wq__conn *c, const char *sql)
+{
+	struct wq__cursor cur;
+	int64_t v;
+
+	assert_int_equal(run(c, sql, NULL, 0, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(&cur), 1);
+	v = D->col_i64(&cur, 0);
+	sqlite3_finalize(cur.st);
+	return v;
+}
+
+/* Every step, as the core runs it: begin(write), script, the version row, commit. */
+static void migrate(struct wq__conn *c)
+{
+	struct wq__cursor *cur;
+	size_t i;
+
+	for (i = 0; i < wq__sqlite_nmigrations; i++) {
+		const struct wq__migration *m = &wq__sqlite_migrations[i];
+		struct wq__arg v = WQ__AI(m->version);
+
+		assert_int_equal(m->version, (int)i + 1);
+		assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+		assert_int_equal(D->script(c, m->sql), WQ__SQL_OK);
+		assert_int_equal(D->exec(c, SQL_SET_VERSION, &v, 1, &cur), WQ__SQL_OK);
+		assert_int_equal(D->step(cur), 0);
+		assert_int_equal(D->changes(cur), 1);
+		D->done(cur);
+		assert_int_equal(D->commit(c), WQ__SQL_OK);
+	}
+}
+
+static void test_path_forms(void **state)
+{
+	(void)state;
+	assert_string_equal(wq__sqlite_path("sqlite:///var/x.db"), "/var/x.db");
+	assert_string_equal(wq__sqlite_path("file:///var/x.db"), "/var/x.db");
+	assert_string_equal(wq__sqlite_path("sqlite:rel.db"), "rel.db");
+	assert_string_equal(wq__sqlite_path("file:rel.db"), "rel.db");
+	assert_string_equal(wq__sqlite_path("/plain/x.db"), "/plain/x.db");
+}
+
+static void test_migrations_and_version(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__cursor *cur;
+
+	assert_string_equal(D->label(f->c), f->db);
+	migrate(f->c);
+	assert_int_equal(D->exec(f->c, SQL_SCHEMA_VERSION, NULL, 0, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	assert_int_equal(D->col_i64(cur, 0), (int64_t)wq__sqlite_nmigrations);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur);
+	/* v4: host_id, and a floor for every table whose ids leave the store. */
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM pragma_table_info('instances') "
+				      "WHERE name = 'host_id'"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM id_floor WHERE tbl IN "
+				      "('tasks', 'events', 'deliveries', 'inbox') AND id = 0"),
+			 4);
+	assert_int_equal(scalar(f->c, "PRAGMA foreign_keys"), 1);
+	assert_int_equal(scalar(f->c, "PRAGMA synchronous"), 2); /* FULL */
+}
+
+/* A database at v3 with rows, as the field has them, gets floors at each table's max. */
+static const char v3_rows[] =
+	"INSERT INTO tasks (id, kind, operation, payload, payload_size, payload_sha256, "
+	"payload_version, priority, state, due_at, order_at, created_at, updated_at, "
+	"max_attempts) VALUES (7, 'k', 'op', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1);"
+	"INSERT INTO events (id, task_id, at, type) VALUES (41, 7, 0, 'x');"
+	"INSERT INTO inbox (id, recipient, notice_key, delivery_id, task_id, kind, operation, "
+	"subject, created_at) VALUES (9, 'r', 'k', 1, 7, 'k', 'op', 's', 0);"
+	"INSERT INTO id_floor (tbl, id) VALUES ('tasks', 12);";
+
+static void test_v4_floors_existing_ids(void **state)
+{
+	struct fixture *f = *state;
+	size_t i;
+
+	assert_true(wq__sqlite_nmigrations >= 4);
+	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
+	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK);
+	assert_int_equal(wq__sqlite_migrations[3].version, 4);
+	assert_int_equal(D->script(f->c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
+	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'tasks'"), 12);
+	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'events'"), 41);
+	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'deliveries'"), 0);
+	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'inbox'"), 9);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM instances"), 0);
+}
+
+static void test_bind_and_read(void **state)
+{
+	struct fixture *f = *state;
+	static const char bytes[] = {'a', 0, (char)0xff, 'b'};
+	const struct wq__arg ins[] = {
+		WQ__AT("héllo"), WQ__AB(bytes, sizeof(bytes)), WQ__AI(INT64_MIN), WQ__ANULL,
+		WQ__AT(NULL), {WQ__ARG_TEXT, 0, "abcdef", 3}, WQ__AB("", 0),
+	};
+	struct wq__cursor cur;
+	size_t len;
+	const char *p;
+
+	assert_int_equal(D->script(f->c, "CREATE TABLE t (s TEXT, b BLOB, n INTEGER, z TEXT, "
+					 "e TEXT, l TEXT, eb BLOB)"),
+			 WQ__SQL_OK);
+	assert_int_equal(run(f->c, "INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6, $7)", ins, 7,
+			     &cur),
+			 WQ__SQL_OK);
+	assert_int_equal(D->step(&cur), 0);
+	assert_int_equal(D->changes(&cur), 1);
+	sqlite3_finalize(cur.st);
+
+	assert_int_equal(run(f->c, "SELECT s, b, n, z, e, l, eb, typeof(s), typeof(b), "
+				   "typeof(e), typeof(l), typeof(eb) FROM t",
+			     NULL, 0, &cur),
+			 WQ__SQL_OK);
+	assert_int_equal(D->step(&cur), 1);
+	assert_string_equal(D->col_text(&cur, 0, &len), "héllo");
+	assert_int_equal(len, strlen("héllo"));
+	p = D->col_text(&cur, 1, &len);
+	assert_int_equal(len, sizeof(bytes));
+	assert_memory_equal(p, bytes, sizeof(bytes));
+	assert_true(D->col_i64(&cur, 2) == INT64_MIN);
+	assert_true(D->is_null(&cur, 3));
+	assert_false(D->is_null(&cur, 4));
+	assert_string_equal(D->col_text(&cur, 3, &len), ""); /* NULL reads as "" */
+	assert_int_equal(len, 0);
+	assert_string_equal(D->col_text(&cur, 4, NULL), "");
+	assert_string_equal(D->col_text(&cur, 5, NULL), "abc");
+	assert_false(D->is_null(&cur, 6)); /* an empty blob is not NULL */
+	/* Storage classes as sqlite.c stored them: TEXT stays text, BLOB stays blob. */
+	assert_string_equal(D->col_text(&cur, 7, NULL), "text");
+	assert_string_equal(D->col_text(&cur, 8, NULL), "blob");
+	assert_string_equal(D->col_text(&cur, 9, NULL), "text");
+	assert_string_equal(D->col_text(&cur, 10, NULL), "text");
+	assert_string_equal(D->col_text(&cur, 11, NULL), "blob");
+	assert_int_equal(D->step(&cur), 0);
+	sqlite3_finalize(cur.st);
+}
+
+static void test_rewrite_params(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg args[] = {WQ__AT("one"), WQ__AI(2)};
+	struct wq__cursor cur;
+	char sql[] = "SELECT $1, '$2''$1', \"$3\", `$4`, [$5] -- $6\n, /* $7 */ $12, $x";
+
+	rewrite_params(sql);
+	assert_string_equal(sql,
+			    "SELECT ?1, '$2''$1', \"$3\", `$4`, [$5] -- $6\n, /* $7 */ ?12, $x");
+
+	/* Out of order and repeated numbers bind by number, not by first appearance. */
+	assert_int_equal(run(f->c, "SELECT $2, $1, $2, '$1', 'it''s $2' /* $9 */ -- $8\n",
+			     args, 2, &cur),
+			 WQ__SQL_OK);
+	assert_int_equal(D->step(&cur), 1);
+	assert_int_equal(D->col_i64(&cur, 0), 2);
+	assert_string_equal(D->col_text(&cur, 1, NULL), "one");
+	assert_int_equal(D->col_i64(&cur, 2), 2);
+	assert_string_equal(D->col_text(&cur, 3, NULL), "$1");
+	assert_string_equal(D->col_text(&cur, 4, NULL), "it's $2");
+	assert_int_equal(D->step(&cur), 0);
+	D->done(&cur);
+	sqlite3_finalize(cur.st);
+
+	/* Too few arguments is an error, not a silent NULL; extra ones are ignored. */
+	assert_int_equal(run(f->c, "SELECT $2", args, 1, &cur), WQ__SQL_ERROR);
+	assert_non_null(strstr(D->errmsg(f->c), "takes 2 arguments, 1 given"));
+	assert_int_equal(run(f->c, "SELECT $1", args, 2, &cur), WQ__SQL_OK);
+	sqlite3_finalize(cur.st);
+}
+
+static void test_constraint_errors(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg one = WQ__AI(1);
+	const struct wq__arg ev = WQ__AI(999);
+	struct wq__cursor cur;
+	int i;
+
+	migrate(f->c);
+	assert_int_equal(D->script(f->c, "CREATE TABLE u (k INTEGER UNIQUE); "
+					 "CREATE TABLE pk (k INTEGER PRIMARY KEY)"),
+			 WQ__SQL_OK);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(run(f->c, "INSERT INTO u VALUES ($1)", &one, 1, &cur), 0);
+		assert_int_equal(D->step(&cur), i == 0 ? 0 : -WQ__SQL_UNIQUE);
+		sqlite3_finalize(cur.st);
+		assert_int_equal(run(f->c, "INSERT INTO pk VALUES ($1)", &one, 1, &cur), 0);
+		assert_int_equal(D->step(&cur), i == 0 ? 0 : -WQ__SQL_UNIQUE);
+		sqlite3_finalize(cur.st);
+	}
+	assert_non_null(strstr(D->errmsg(f->c), "UNIQUE constraint failed"));
+
+	/* foreign_keys is ON: an event of a missing task. */
+	assert_int_equal(
+		run(f->c, "INSERT INTO events (task_id, at, type) VALUES ($1, 0, 'x')", &ev, 1,
+		    &cur),
+		WQ__SQL_OK);
+	assert_int_equal(D->step(&cur), -WQ__SQL_FOREIGN);
+	sqlite3_finalize(cur.st);
+
+	/* A bad statement: ERROR with SQLite's message, kept across the rollback. */
+	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
+	assert_int_equal(D->script(f->c, "SELECT * FROM no_such_table"), WQ__SQL_ERROR);
+	D->rollback(f->c);
+	assert_non_null(strstr(D->errmsg(f->c), "no such table"));
+	D->rollback(f->c); /* nothing open: nothing happens */
+	assert_int_equal(D->commit(f->c), WQ__SQL_ERROR);
+}
+
+static void test_changes_returning(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__cursor cur;
+	int n = 0;
+
+	assert_int_equal(D->script(f->c, "CREATE TABLE r (k INTEGER, v INTEGER); "
+					 "INSERT INTO r VALUES (1, 0), (2, 0), (3, 0)"),
+			 WQ__SQL_OK);
+	assert_int_equal(run(f->c, "UPDATE r SET v = 1 WHERE k < 3", NULL, 0, &cur), 0);
+	assert_int_equal(D->step(&cur), 0);
+	assert_int_equal(D->changes(&cur), 2);
+	sqlite3_finalize(cur.st);
+	assert_int_equal(run(f->c, "UPDATE r SET v = 2 WHERE k > 1 RETURNING k", NULL, 0, &cur),
+			 0);
+	while (D->step(&cur) == 1)
+		assert_int_equal(D->changes(&cur), ++n);
+	assert_int_equal(n, 2);
+	assert_int_equal(D->changes(&cur), 2);
+	sqlite3_finalize(cur.st);
+	assert_int_equal(run(f->c, "SELECT k FROM r", NULL, 0, &cur), 0);
+	assert_int_equal(D->step(&cur), 1);
+	assert_int_equal(D->changes(&cur), 0);
+	sqlite3_finalize(cur.st);
+}
+
+/* Two connections to one file: a held write lock is BUSY after the (shortened) wait; a
+ * read snapshot that another writer overtook is BUSY (BUSY_SNAPSHOT) at once. */
+static void test_busy(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__conn *b;
+	struct wq__cursor *cur;
+	struct wq__arg v = WQ__AI(50);
+	char msg[256];
+
+	migrate(f->c);
+	assert_int_equal(D->open(f->db, &b, msg, sizeof(msg)), WQ__SQL_OK);
+	sqlite3_busy_timeout(b->db, 50);
+
+	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
+	assert_int_equal(D->begin(b, 1), WQ__SQL_BUSY);
+	assert_true(strlen(D->errmsg(b)) > 0);
+	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+
+	assert_int_equal(D->begin(b, 0), WQ__SQL_OK);
+	assert_int_equal(D->exec(b, SQL_SCHEMA_VERSION, NULL, 0, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	D->done(cur);
+	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
+	assert_int_equal(D->exec(f->c, SQL_SET_VERSION, &v, 1, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur);
+	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+	assert_int_equal(D->exec(b, SQL_SET_VERSION, &v, 1, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), -WQ__SQL_BUSY);
+	D->done(cur);
+	D->rollback(b);
+	assert_true(sqlite3_get_autocommit(b->db));
+	D->close(b);
+}
+
+static void test_open_refusals(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__conn *c = (struct wq__conn *)1;
+	char path[160], msg[256];
+	FILE *fp;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/garbage", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	for (i = 0; i < 200; i++)
+		fputs("this is not a database file at all, just text\n", fp);
+	fclose(fp);
+	assert_int_equal(D->open(path, &c, msg, sizeof(msg)), WQ__SQL_CORRUPT);
+	assert_null(c);
+	assert_non_null(strstr(msg, "is not a SQLite database"));
+	assert_non_null(strstr(msg, path));
+
+	setenv("WAKEQ_SQLITE_SYNCHRONOUS", "sometimes", 1);
+	assert_int_equal(D->open(f->db, &c, msg, sizeof(msg)), WQ__SQL_ERROR);
+	assert_null(c);
+	assert_non_null(strstr(msg, "WAKEQ_SQLITE_SYNCHRONOUS=sometimes"));
+	setenv("WAKEQ_SQLITE_SYNCHRONOUS", "normal", 1);
+	assert_int_equal(D->open(f->db, &c, msg, sizeof(msg)), WQ__SQL_OK);
+	assert_int_equal(scalar(c, "PRAGMA synchronous"), 1);
+	D->close(c);
+	unsetenv("WAKEQ_SQLITE_SYNCHRONOUS");
+
+	snprintf(path, sizeof(path), "%s/no/such/dir/db", f->dir);
+	assert_int_equal(D->open(path, &c, msg, sizeof(msg)), WQ__SQL_IO);
+	assert_non_null(strstr(msg, "cannot open database"));
+	assert_int_equal(D->open("sqlite:", &c, msg, sizeof(msg)), WQ__SQL_ERROR);
+	assert_non_null(strstr(msg, "empty database path"));
+
+	assert_int_equal(D->open(":memory:", &c, msg, sizeof(msg)), WQ__SQL_OK);
+	assert_int_equal(scalar(c, "SELECT 1"), 1);
+	D->close(c);
+}
+
+/* Every descriptor SQLite holds on the database files is close-on-exec. */
+static void test_cloexec(void **state)
+{
+	struct fixture *f = *state;
+	DIR *d;
+	struct dirent *e;
+	char link[64], target[512];
+	ssize_t n;
+	int seen = 0, fd;
+
+	migrate(f->c); /* a write: the WAL and shm files are open now */
+	d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = atoi(e->d_name);
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strncmp(target, f->dir, strlen(f->dir)) != 0)
+			continue;
+		seen++;
+		assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	}
+	closedir(d);
+	assert_true(seen >= 3); /* db, -wal, -shm */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_forms),
+		cmocka_unit_test_setup_teardown(test_migrations_and_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bind_and_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rewrite_params, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_constraint_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_changes_returning, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

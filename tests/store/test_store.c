@@ -1,0 +1,503 @@
+/*
+ * test_store.c — the contract of the store operations (src/store/op_*.c), run against
+ * one driver per process: `test_store sqlite` (a temporary file) or `test_store
+ * postgres` (a fresh database on $WAKEQ_TEST_PG_URL, skipped without it). The tests call
+ * the operations through the method table directly, as the core does, with times chosen
+ * by the test.
+ */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifdef WQ_HAVE_POSTGRES
+#include <libpq-fe.h>
+#endif
+
+#define FP "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define T0 INT64_C(1700000000000000)
+
+static const struct wq__store_methods *M;
+static const char *backend;
+static char url[512];
+static char tmpdir[64];
+#ifdef WQ_HAVE_POSTGRES
+static char pg_maint[512], pg_db[64];
+#endif
+
+struct fx {
+	struct wq__store *s;
+	int64_t now;
+};
+
+/* ---- one fresh store per test ---- */
+
+#ifdef WQ_HAVE_POSTGRES
+static int pg_command(const char *sql)
+{
+	PGconn *c = PQconnectdb(pg_maint);
+	PGresult *r;
+	int ok;
+
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "test_store: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return -1;
+	}
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "test_store: %s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
+#endif
+
+static int setup(void **state)
+{
+	static int n;
+	struct fx *f = calloc(1, sizeof(*f));
+	wq_error e;
+
+	assert_non_null(f);
+	n++;
+	if (strcmp(backend, "sqlite") == 0) {
+		snprintf(url, sizeof(url), "%s/t%d.db", tmpdir, n);
+	} else {
+#ifdef WQ_HAVE_POSTGRES
+		char sql[128];
+		const char *slash = strrchr(pg_maint, '/');
+
+		snprintf(pg_db, sizeof(pg_db), "wq_store_%ld_%d", (long)getpid(), n);
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_db);
+		assert_int_equal(pg_command(sql), 0);
+		snprintf(url, sizeof(url), "%.*s/%s", (int)(slash - pg_maint), pg_maint, pg_db);
+#endif
+	}
+	assert_int_equal(M->open(url, WQ_OPEN_MIGRATE, &f->s, &e), WQ_OK);
+	f->now = T0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	M->close(f->s);
+	free(f);
+#ifdef WQ_HAVE_POSTGRES
+	if (strcmp(backend, "postgres") == 0) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_db);
+		pg_command(sql);
+	}
+#endif
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static void instance(struct fx *f, const char *id)
+{
+	struct wq__instance in;
+	wq_error e;
+
+	memset(&in, 0, sizeof(in));
+	snprintf(in.id, sizeof(in.id), "%s", id);
+	snprintf(in.host, sizeof(in.host), "host-a");
+	snprintf(in.host_id, sizeof(in.host_id), "boot/4026531836");
+	in.pid = 4242;
+	in.proc_start = 99;
+	in.started_at = in.heartbeat_at = f->now;
+	assert_int_equal(M->instance_register(f->s, &in, &e), WQ_OK);
+}
+
+static wq_rc enqueue(struct fx *f, const char *key, const char *notify, int64_t *id,
+		     wq_error *e)
+{
+	struct wq__new_task t;
+	struct wq__enqueued_row row;
+	char op[32];
+	wq_rc rc;
+
+	snprintf(op, sizeof(op), "op_%" PRId64, f->now);
+	memset(&t, 0, sizeof(t));
+	t.kind = "k";
+	t.tenant = "";
+	t.scope = "";
+	t.operation = key ? key : op;
+	t.key = key;
+	t.payload = "{\"a\":1}";
+	t.payload_len = 7;
+	t.payload_version = 1;
+	t.payload_sha256 = FP;
+	t.fingerprint = FP;
+	t.notify = notify;
+	t.due_at = t.order_at = t.now = f->now;
+	t.max_attempts = 3;
+	memset(&row, 0, sizeof(row));
+	rc = M->enqueue(f->s, &t, &row, e);
+	if (rc == WQ_OK && id)
+		*id = row.id;
+	return rc;
+}
+
+/* Claims for inst; *one (may be NULL) gets the claimed task with the highest id. */
+static size_t claim(struct fx *f, const char *inst, struct wq__claimed *one)
+{
+	static const char *const kinds[] = {"k"};
+	struct wq__claim_req req = {inst, kinds, 1, 10, f->now};
+	struct wq__claimed *out = NULL;
+	size_t n = 0, i;
+	wq_error e;
+
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++) {
+		if (i == n - 1 && one) { /* the newest */
+			*one = out[i];
+			one->payload = NULL;
+		}
+		free(out[i].payload);
+	}
+	free(out);
+	return n;
+}
+
+static struct wq__outcome succeeded(const struct wq__claimed *c, const char *inst, int64_t now)
+{
+	struct wq__outcome o;
+
+	memset(&o, 0, sizeof(o));
+	o.task_id = c->id;
+	o.attempt = c->attempt;
+	o.instance = inst;
+	o.kind = WQ__FINISH_SUCCEEDED;
+	o.result = "done";
+	o.result_len = 4;
+	o.result_sha256 = FP;
+	o.exit_status = 0;
+	o.now = now;
+	return o;
+}
+
+/* The number of events of `type` on task id, and the highest event id. */
+static int events_of(struct fx *f, int64_t id, const char *type, int64_t *max_id)
+{
+	wq_event *ev = NULL;
+	size_t n = 0, i;
+	int count = 0;
+	wq_error e;
+
+	assert_int_equal(M->events(f->s, id, &ev, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++) {
+		count += strcmp(ev[i].type, type) == 0;
+		if (max_id && ev[i].id > *max_id)
+			*max_id = ev[i].id;
+	}
+	free(ev);
+	return count;
+}
+
+/* ---- the contract ---- */
+
+/* Defect (a): a worker declared lost (its row deleted) claims nothing under its old id,
+ * neither tasks nor deliveries. */
+static void lost_instance_cannot_claim(void **state)
+{
+	struct fx *f = *state;
+	struct wq__delivery_claimed *d = NULL;
+	struct wq__claimed c;
+	wq_task t;
+	size_t n = 9;
+	int64_t id;
+	int count = -1;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(M->instance_reap(f->s, "w1", f->now, "worker-lost", f->now, &count, &e),
+			 WQ_OK);
+	assert_int_equal(count, 0);
+	assert_int_equal(claim(f, "w1", &c), 0);
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_PENDING);
+	assert_int_equal(t.attempts, 0);
+
+	/* deliveries too: a delivery made due by another instance's success */
+	instance(f, "w2");
+	assert_int_equal(enqueue(f, "with-notify", "[\"inbox:bob\"]", &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w2", &c), 2); /* both tasks */
+	{
+		struct wq__outcome o = succeeded(&c, "w2", f->now);
+
+		assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	}
+	assert_int_equal(M->delivery_claim(f->s, "w1", 5, f->now + 1, &d, &n, &e), WQ_OK);
+	assert_int_equal(n, 0);
+	free(d);
+}
+
+/* A finish under a stale attempt changes nothing but a stale-outcome event. */
+static void stale_finish_records_only_stale_outcome(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_task before, after;
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	assert_int_equal(M->get(f->s, id, &before, &e), WQ_OK);
+	o = succeeded(&c, "w1", f->now + 5);
+	o.attempt = c.attempt + 1;
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_ESTALE);
+	o.attempt = c.attempt;
+	o.instance = "w-other";
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_ESTALE);
+	assert_int_equal(M->get(f->s, id, &after, &e), WQ_OK);
+	assert_int_equal(after.state, WQ_STATE_RUNNING);
+	assert_int_equal(after.has_result, 0);
+	assert_int_equal(after.updated_at, before.updated_at);
+	assert_int_equal(events_of(f, id, "stale-outcome", NULL), 2);
+	assert_int_equal(events_of(f, id, "succeeded", NULL), 0);
+	/* and the real owner still records its outcome */
+	o.instance = "w1";
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+}
+
+/* A finish repeated after a lost COMMIT answer recognises its own outcome. */
+static void finish_repeated_is_recognised(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	o = succeeded(&c, "w1", f->now + 5);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(events_of(f, id, "succeeded", NULL), 1);
+	assert_int_equal(events_of(f, id, "stale-outcome", NULL), 0);
+}
+
+/* Defect (b): ids that leave the store are never handed out again. */
+static void ids_not_reused_after_prune(void **state)
+{
+	struct fx *f = *state;
+	struct wq__delivery_claimed *d = NULL;
+	struct wq__delivery_outcome dout;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_notification *inbox = NULL;
+	wq_prune_counts pc;
+	int64_t a, b, ev_a = 0, ev_b = INT64_MAX, dlv_a;
+	wq_event *ev = NULL;
+	size_t n = 0, i;
+	int round;
+	wq_error e;
+
+	instance(f, "w1");
+	for (round = 0; round < 2; round++) {
+		f->now += 1000;
+		assert_int_equal(enqueue(f, NULL, "[\"inbox:bob\"]", round ? &b : &a, &e), WQ_OK);
+		assert_int_equal(claim(f, "w1", &c), 1);
+		o = succeeded(&c, "w1", f->now);
+		assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+		assert_int_equal(M->delivery_claim(f->s, "w1", 5, f->now, &d, &n, &e), WQ_OK);
+		assert_int_equal(n, 1);
+		memset(&dout, 0, sizeof(dout));
+		dout.id = d[0].id;
+		dout.attempts = d[0].attempts;
+		dout.instance = "w1";
+		dout.kind = WQ__DELIVERY_DELIVERED;
+		dout.inbox = "bob";
+		dout.status = -1;
+		dout.now = f->now;
+		assert_int_equal(M->delivery_finish(f->s, &dout, &e), WQ_OK);
+		if (round == 0) {
+			dlv_a = d[0].id;
+			events_of(f, a, "accepted", &ev_a);
+			assert_int_equal(M->prune(f->s, f->now + 1, f->now + 1, &pc, &e), WQ_OK);
+			assert_int_equal(pc.tasks, 1);
+		} else {
+			assert_true(d[0].id > dlv_a);
+		}
+		free(d);
+		d = NULL;
+	}
+	assert_true(b > a);
+	assert_int_equal(M->events(f->s, b, &ev, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++)
+		if (ev[i].id < ev_b)
+			ev_b = ev[i].id;
+	free(ev);
+	assert_true(ev_b > ev_a);
+	/* both notifications are there: `delivery:<id>` was not taken by the pruned one */
+	assert_int_equal(M->inbox_list(f->s, "bob", 0, &inbox, &n, &e), WQ_OK);
+	assert_int_equal(n, 2);
+	assert_true(inbox[1].id > inbox[0].id);
+	assert_true(inbox[1].delivery_id > inbox[0].delivery_id);
+	free(inbox);
+}
+
+/* Defect (c): identity fields are never rewritten: invalid UTF-8 is refused, and nothing
+ * is written. */
+static void invalid_utf8_key_refused(void **state)
+{
+	struct fx *f = *state;
+	wq_task *all = NULL;
+	int64_t id = 0, tid = 0;
+	size_t n = 9;
+	wq_error e;
+
+	assert_int_equal(enqueue(f, "order-\xff", NULL, &id, &e), WQ_EINVAL);
+	assert_non_null(strstr(e.message, "UTF-8"));
+	assert_int_equal(enqueue(f, "order-\xfe", NULL, &id, &e), WQ_EINVAL);
+	assert_int_equal(M->list(f->s, NULL, &all, &n, &e), WQ_OK);
+	assert_int_equal(n, 0);
+	free(all);
+	assert_int_equal(M->operation_find(f->s, "", "", "k", "order-\xff", &tid, &e), WQ_EINVAL);
+	/* a valid key with the same prefix is its own operation */
+	assert_int_equal(enqueue(f, "order-\xc3\xbf", NULL, &id, &e), WQ_OK);
+	assert_int_equal(M->operation_find(f->s, "", "", "k", "order-\xc3\xbf", &tid, &e), WQ_OK);
+	assert_int_equal(tid, id);
+}
+
+/* Registering the same instance again (a retry) is fine; another one under its id is a
+ * conflict. host_id is stored and listed. */
+static void instance_register_again(void **state)
+{
+	struct fx *f = *state;
+	struct wq__instance in, *list = NULL;
+	size_t n = 0;
+	wq_error e;
+
+	instance(f, "w1");
+	instance(f, "w1");
+	memset(&in, 0, sizeof(in));
+	snprintf(in.id, sizeof(in.id), "w1");
+	snprintf(in.host, sizeof(in.host), "host-b");
+	in.pid = 1;
+	assert_int_equal(M->instance_register(f->s, &in, &e), WQ_ECONFLICT);
+	assert_int_equal(M->instance_list(f->s, &list, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].host_id, "boot/4026531836");
+	free(list);
+}
+
+/* A keyed enqueue: same input replays, other input conflicts (and says so on the task). */
+static void keyed_enqueue_replay_and_conflict(void **state)
+{
+	struct fx *f = *state;
+	struct wq__new_task t;
+	struct wq__enqueued_row row;
+	int64_t a = 0, b = 0;
+	wq_error e;
+
+	assert_int_equal(enqueue(f, "k1", NULL, &a, &e), WQ_OK);
+	assert_int_equal(enqueue(f, "k1", NULL, &b, &e), WQ_OK);
+	assert_int_equal(a, b);
+	memset(&t, 0, sizeof(t));
+	t.kind = "k";
+	t.tenant = t.scope = "";
+	t.operation = t.key = "k1";
+	t.payload = "{}";
+	t.payload_len = 2;
+	t.payload_version = 1;
+	t.payload_sha256 = FP;
+	t.fingerprint = "ff" FP;
+	t.max_attempts = 1;
+	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_ECONFLICT);
+	assert_int_equal(events_of(f, a, "replayed", NULL), 1);
+	assert_int_equal(events_of(f, a, "conflict", NULL), 1);
+}
+
+/* An instance reaped while running: its task is interrupted, and its late outcome is
+ * stale. */
+static void reap_interrupts_and_fences(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_task t;
+	int64_t id;
+	int count = 0;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	assert_int_equal(M->instance_reap(f->s, "w1", f->now + 1, "worker-lost", f->now, &count, &e),
+			 WQ_OK);
+	assert_int_equal(count, 0); /* it heartbeat meanwhile: left alone */
+	assert_int_equal(M->instance_reap(f->s, "w1", f->now, "worker-lost", f->now, &count, &e),
+			 WQ_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_INTERRUPTED);
+	o = succeeded(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_ESTALE);
+	assert_int_equal(M->instance_heartbeat(f->s, "w1", f->now + 2, &e), WQ_ENOTFOUND);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(lost_instance_cannot_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(stale_finish_records_only_stale_outcome, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(finish_repeated_is_recognised, setup, teardown),
+		cmocka_unit_test_setup_teardown(ids_not_reused_after_prune, setup, teardown),
+		cmocka_unit_test_setup_teardown(invalid_utf8_key_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(instance_register_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(keyed_enqueue_replay_and_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(reap_interrupts_and_fences, setup, teardown),
+	};
+	char cmd[128];
+	int rc;
+
+	backend = argc > 1 ? argv[1] : "sqlite";
+	if (strcmp(backend, "sqlite") == 0) {
+		M = &wq__sqlite_methods;
+	} else {
+#ifdef WQ_HAVE_POSTGRES
+		const char *pg = getenv("WAKEQ_TEST_PG_URL");
+
+		if (!pg || !*pg) {
+			fprintf(stderr, "test_store: no $WAKEQ_TEST_PG_URL: skipped\n");
+			return 77;
+		}
+		snprintf(pg_maint, sizeof(pg_maint), "%s", pg);
+		M = &wq__postgres_methods;
+#else
+		fprintf(stderr, "test_store: built without PostgreSQL: skipped\n");
+		return 77;
+#endif
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/wq-store-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	rc = cmocka_run_group_tests_name(backend, tests, NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test_store: could not remove %s\n", tmpdir);
+	return rc;
+}
