@@ -74,7 +74,7 @@ struct wq__spawn_opts {
  */
 wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq_error *err);
 
-/* The child's pid (0 once it has exited). */
+/* The child's pid (0 once it has exited: the number is no longer ours to signal). */
 int wq__spawn_pid(const struct wq__spawn *sp);
 
 /* Sends SIGTERM and SIGKILL `grace` µs later unless the child exits first. Returns 1 when
