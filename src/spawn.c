@@ -10,7 +10,10 @@
 #include "spawn.h"
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +394,80 @@ wq_rc wq__spawn_which(const char *prog, char *buf, size_t bufsz, wq_error *err)
 	return wq__err(err, WQ_ENOTFOUND, "%s: not found in PATH", prog);
 }
 
+/* ------------------------------------------------------------- close-on-exec ---- */
+
+/* Held by wq__spawn_start around the fork, and by sections that may open descriptors
+ * without O_CLOEXEC (see spawn.h). */
+static pthread_mutex_t cloexec_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Calls fn(fd, arg) for every open descriptor lacking FD_CLOEXEC. /proc/self/fd is read
+ * with opendir, whose own descriptor is close-on-exec (glibc) and so never reported;
+ * without /proc the first 4096 numbers are probed. */
+static void each_inheritable_fd(void (*fn)(int fd, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d) {
+		for (int fd = 0; fd < 4096; fd++) {
+			int fl = fcntl(fd, F_GETFD);
+
+			if (fl >= 0 && !(fl & FD_CLOEXEC))
+				fn(fd, arg);
+		}
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		int fl;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || fd == dirfd(d))
+			continue;
+		fl = fcntl((int)fd, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			fn((int)fd, arg);
+	}
+	closedir(d);
+}
+
+static void note_fd(int fd, void *arg)
+{
+	struct wq__fdset *s = arg;
+
+	if (s->n < WQ__FDSET_MAX)
+		s->fd[s->n++] = fd;
+	else
+		s->overflow = 1;
+}
+
+static void mark_new_fd(int fd, void *arg)
+{
+	const struct wq__fdset *s = arg;
+	int fl;
+
+	for (int i = 0; i < s->n; i++)
+		if (s->fd[i] == fd)
+			return; /* was there before: not ours to change */
+	fl = fcntl(fd, F_GETFD);
+	if (fl >= 0)
+		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}
+
+void wq__spawn_cloexec_begin(struct wq__fdset *before)
+{
+	pthread_mutex_lock(&cloexec_mutex);
+	before->n = 0;
+	before->overflow = 0;
+	each_inheritable_fd(note_fd, before);
+}
+
+void wq__spawn_cloexec_end(const struct wq__fdset *before)
+{
+	each_inheritable_fd(mark_new_fd, (void *)before);
+	pthread_mutex_unlock(&cloexec_mutex);
+}
+
 /* The parent's environment with `changes` applied; the strings are borrowed. */
 static char **build_env(const char *const *changes)
 {
@@ -494,7 +571,11 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	po.stdio_count = 3;
 	po.stdio = stdio;
 
+	/* No other thread is inside a section that may hold a descriptor without
+	 * close-on-exec while we fork (see wq__spawn_cloexec_begin). */
+	pthread_mutex_lock(&cloexec_mutex);
 	uerr = uv_spawn(o->loop, &sp->proc, &po);
+	pthread_mutex_unlock(&cloexec_mutex);
 	free(args);
 	free(env);
 	sp->open_handles++; /* the process handle must be closed even after a failure */

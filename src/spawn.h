@@ -84,6 +84,25 @@ int wq__spawn_terminate(struct wq__spawn *sp, int64_t grace);
 /* Sends SIGKILL now (no-op once exited). */
 void wq__spawn_kill(struct wq__spawn *sp);
 
+/*
+ * Descriptors that code we do not control opens without close-on-exec (libcurl's
+ * socketpairs: its multi handle's wake-up pair, the threaded resolver's pair) must never
+ * reach a handler. Such code runs between wq__spawn_cloexec_begin() and
+ * wq__spawn_cloexec_end(): begin takes a process-wide lock and notes the descriptors that
+ * lack FD_CLOEXEC; end marks every descriptor that lacks it and was not noted, then
+ * unlocks. wq__spawn_start forks under the same lock, so no child is ever created while
+ * such a descriptor is open without the flag. Keep the section short: spawns wait on it.
+ */
+#define WQ__FDSET_MAX 256
+struct wq__fdset {
+	int n;
+	int overflow;         /* more than WQ__FDSET_MAX: the ones beyond are not noted,
+			       * so end marks them close-on-exec too */
+	int fd[WQ__FDSET_MAX];
+};
+void wq__spawn_cloexec_begin(struct wq__fdset *before);
+void wq__spawn_cloexec_end(const struct wq__fdset *before);
+
 /* Finds `prog` the way execvp would: as is when it contains '/', else in $PATH. Writes an
  * executable path into buf. WQ_ENOTFOUND with "<prog>: <reason>" when none is found. */
 wq_rc wq__spawn_which(const char *prog, char *buf, size_t bufsz, wq_error *err);
