@@ -580,7 +580,13 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	free(env);
 	sp->open_handles++; /* the process handle must be closed even after a failure */
 	if (uerr != 0) {
-		rc = wq__err(err, WQ_EIO, "%s: %s", o->setpriv, uv_strerror(uerr));
+		/* Out of descriptors or processes: the system's state, not the handler's. */
+		wq_rc code = uerr == UV_EMFILE || uerr == UV_ENFILE || uerr == UV_EAGAIN
+				     ? WQ_ELIMIT
+			     : uerr == UV_ENOMEM ? WQ_ENOMEM
+						 : WQ_EIO;
+
+		rc = wq__err(err, code, "%s: %s", o->setpriv, uv_strerror(uerr));
 		sp->in_closed = sp->out_closed = sp->err_closed = 1;
 		close_handle(sp, (uv_handle_t *)&sp->proc);
 		close_handle(sp, (uv_handle_t *)&sp->in);

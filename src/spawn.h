@@ -71,6 +71,8 @@ struct wq__spawn_opts {
  * exactly once. On failure (program not found or not executable, uv_spawn error, no
  * memory) the error names the program and its reason, on_done is never called and
  * nothing is left running (handles already opened close on the next loop turn).
+ * WQ_ELIMIT (out of descriptors or processes: EMFILE, ENFILE, EAGAIN) and WQ_ENOMEM
+ * mean the system could not start it now; nothing ran, and a later try may succeed.
  */
 wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq_error *err);
 

@@ -783,6 +783,18 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	so.ud = j;
 	rc = wq__spawn_start(&so, &j->sp, &e);
 	free(e_db);
+	if (rc == WQ_ELIMIT || rc == WQ_ENOMEM) {
+		/* Out of descriptors, processes or memory: nothing ran and the task is not at
+		 * fault, so it is pending again after the kind's backoff whatever attempts are
+		 * left (the attempt number still advances: it is the fencing token). */
+		wlog(w, "error",
+		     "task %" PRId64 " attempt %s: cannot start the handler: %s (the worker is "
+		     "out of descriptors, processes or memory; nothing ran)",
+		     j->t.id, j->attempt_id, e.message);
+		o.kind = WQ__FINISH_RETRY;
+		o.reason = "spawn-resources";
+		o.retry_at = retry_at(j, wq_now());
+	}
 	if (rc != WQ_OK) {
 		wq__strlcpy(detail, e.message, sizeof(detail));
 		o.reason_detail = detail;
