@@ -7,6 +7,9 @@
 # the worker and not this test.
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
+# forget PID: it was reaped; never signal it at cleanup (its number may be reused)
+forget() { BG_PIDS=$(echo " $BG_PIDS " | sed "s/ $1 / /"); }
+
 wq init >/dev/null
 cat >"$T/leftover.sh" <<'SH'
 # exits at once; its background child keeps stdout and stderr open for 30 s
@@ -72,6 +75,7 @@ set +e
 wait "$wpid"
 rc=$?
 set -e
+forget "$wpid"
 expect_eq "$rc" 0 "worker exit status after the drain"
 expect_eq "$(state_of "$id")" interrupted "state (drain)"
 expect_eq "$(field_of "$id" reason)" drain-deadline "reason (drain)"

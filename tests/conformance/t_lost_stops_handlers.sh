@@ -4,6 +4,9 @@
 # attempt's outcome is refused by fencing: a `stale-outcome` event, nothing else.
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
+# forget PID: it was reaped; never signal it at cleanup (its number may be reused)
+forget() { BG_PIDS=$(echo " $BG_PIDS " | sed "s/ $1 / /"); }
+
 wq init >/dev/null
 cat >"$T/h.sh" <<'SH'
 # Attempt 1 blocks; later attempts print a result. Each start notes, in $dir/overlap,
@@ -44,6 +47,8 @@ wait_until 30 state_is "$id" interrupted
 expect_eq "$(field_of "$id" reason)" worker-lost "reason"
 kill -TERM "$(cat "$T/b.pid")"
 wait_until 15 eval "! alive $(cat "$T/b.pid")"
+wait "$(cat "$T/b.pid")" || true
+forget "$(cat "$T/b.pid")"
 alive "$old" || fail "the old handler ended while its worker was paused"
 
 # an operator retries the task while the old attempt's handler still runs

@@ -24,10 +24,13 @@ os.rename(pidfile + ".tmp", pidfile)
 while True:  # never waits for the child: once it dies, it stays a zombie
     signal.pause()
 PY
-BG_PIDS="$BG_PIDS $!"
+parent=$!
+BG_PIDS="$BG_PIDS $parent"
 wait_until 30 test -s "$T/a.pid"
 apid=$(cat "$T/a.pid")
-BG_PIDS="$BG_PIDS $apid"
+# the worker before its parent: while the parent lives, the worker's pid (even as a
+# zombie) is not reused
+BG_PIDS=$(echo " $BG_PIDS " | sed "s/ $parent / $apid $parent /")
 wait_until 30 test -f "$T/started.$id"
 wait_until 30 state_is "$id" running
 
