@@ -309,8 +309,13 @@ static void perform(struct djob *j, CURL *c)
 		if ((mc = multi_step(m, &running)) != CURLM_OK)
 			goto fail;
 		/* A short wait: the progress callback (drain abort) runs only in a step. */
+#if LIBCURL_VERSION_NUM >= 0x074200
 		if (running && (mc = curl_multi_poll(m, NULL, 0, 250, NULL)) != CURLM_OK)
 			goto fail;
+#else
+		if (running && (mc = curl_multi_wait(m, NULL, 0, 250, NULL)) != CURLM_OK)
+			goto fail;
+#endif
 	}
 	j->cres = CURLE_RECV_ERROR;
 	while ((msg = curl_multi_info_read(m, &left)) != NULL)
