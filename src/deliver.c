@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define WQ__DELIVERY_OUTPUT_MAX 4096 /* what a channel command may print; discarded */
 #define WQ__UNCONFIGURED_BACKOFF (1 * WQ__US_PER_S)
@@ -262,6 +263,76 @@ static int xfer_check(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cur
 	return atomic_load(&j->stop) ? 1 : 0;
 }
 
+/*
+ * Every socket libcurl opens for a connection is close-on-exec from the start, so a
+ * handler the worker spawns meanwhile never inherits it (libcurl itself does not set the
+ * flag; setting it later, from CURLOPT_SOCKOPTFUNCTION, would leave a window).
+ */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)ud;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* One step of the transfer. libcurl may open descriptors of its own without
+ * close-on-exec (its multi handle's wake-up socketpair, the threaded resolver's pair):
+ * every call that may open one runs inside a close-on-exec section (spawn.h). */
+static CURLMcode multi_step(CURLM *m, int *running)
+{
+	struct wq__fdset before;
+	CURLMcode mc;
+
+	wq__spawn_cloexec_begin(&before);
+	mc = curl_multi_perform(m, running);
+	wq__spawn_cloexec_end(&before);
+	return mc;
+}
+
+/* Runs c to completion on a multi handle of its own (curl_easy_perform would create one
+ * outside any close-on-exec section); the result in j->cres. */
+static void perform(struct djob *j, CURL *c)
+{
+	struct wq__fdset before;
+	CURLM *m;
+	CURLMsg *msg;
+	CURLMcode mc;
+	int running = 1, left;
+
+	wq__spawn_cloexec_begin(&before);
+	m = curl_multi_init();
+	mc = m ? curl_multi_add_handle(m, c) : CURLM_OUT_OF_MEMORY;
+	wq__spawn_cloexec_end(&before);
+	if (mc != CURLM_OK)
+		goto fail;
+	while (running) {
+		if ((mc = multi_step(m, &running)) != CURLM_OK)
+			goto fail;
+		/* A short wait: the progress callback (drain abort) runs only in a step. */
+#if LIBCURL_VERSION_NUM >= 0x074200
+		if (running && (mc = curl_multi_poll(m, NULL, 0, 250, NULL)) != CURLM_OK)
+			goto fail;
+#else
+		if (running && (mc = curl_multi_wait(m, NULL, 0, 250, NULL)) != CURLM_OK)
+			goto fail;
+#endif
+	}
+	j->cres = CURLE_RECV_ERROR;
+	while ((msg = curl_multi_info_read(m, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE && msg->easy_handle == c)
+			j->cres = msg->data.result;
+	curl_multi_remove_handle(m, c);
+	curl_multi_cleanup(m);
+	return;
+fail:
+	snprintf(j->curl_err, sizeof(j->curl_err), "%s", curl_multi_strerror(mc));
+	j->cres = mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_FAILED_INIT;
+	if (m) {
+		curl_multi_remove_handle(m, c);
+		curl_multi_cleanup(m);
+	}
+}
+
 /* In the thread pool: one POST. Touches only j's own fields and the (immutable) config. */
 static void webhook_work(uv_work_t *w)
 {
@@ -297,6 +368,7 @@ static void webhook_work(uv_work_t *w)
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
@@ -309,7 +381,7 @@ static void webhook_work(uv_work_t *w)
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xfer_check);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, j);
-	j->cres = curl_easy_perform(c);
+	perform(j, c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &j->http_status);
 out:
 	curl_slist_free_all(h);

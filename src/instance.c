@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define WQ__BUSY_TRIES 5
@@ -35,33 +36,95 @@ int wq__busy_pause(int attempt)
 	return 1;
 }
 
-int64_t wq__instance_proc_start(int64_t pid)
+int wq__instance_parse_stat(const char *text, struct wq__pid_probe *p)
+{
+	const char *q;
+	char *end;
+	int field;
+
+	memset(p, 0, sizeof(*p));
+	/* Field 2 (comm) is in parentheses and may itself contain spaces and ')'. */
+	q = text ? strrchr(text, ')') : NULL;
+	if (!q || q[1] != ' ' || !q[2])
+		return -1;
+	p->state = q[2];
+	q += 2; /* field 3 */
+	for (field = 3; field < 22; field++) {
+		q = strchr(q, ' ');
+		if (!q)
+			return -1;
+		q++;
+	}
+	p->start = strtoll(q, &end, 10);
+	if (end == q)
+		return -1;
+	p->exists = 1;
+	return 0;
+}
+
+/* Reads /proc/PID/stat. 0 with *p filled, or -1 (p->exists = 0) when unreadable. */
+static int probe_pid(int64_t pid, struct wq__pid_probe *p)
 {
 	char path[64], buf[1024];
-	const char *p;
 	ssize_t n;
-	int fd, field;
+	int fd;
 
+	memset(p, 0, sizeof(*p));
 	snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
-	/* Field 2 (comm) is in parentheses and may itself contain spaces and ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	for (field = 2; field < 21; field++) { /* skip fields 3..21 */
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return 0;
-	}
-	return strtoll(p + 1, NULL, 10);
+	return wq__instance_parse_stat(buf, p);
+}
+
+int64_t wq__instance_proc_start(int64_t pid)
+{
+	struct wq__pid_probe p;
+
+	return probe_pid(pid, &p) == 0 ? p.start : 0;
+}
+
+void wq__instance_host_id(char *buf, size_t bufsz)
+{
+	char boot[64], self[32];
+	struct stat st;
+	ssize_t n;
+	size_t len;
+	int fd;
+
+	buf[0] = '\0';
+	/* /proc must be our PID namespace's, or the pids we look up there are not ours. */
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	if (strtoll(self, NULL, 10) != (long long)getpid())
+		return;
+	if (stat("/proc/self/ns/pid", &st) != 0)
+		return;
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, boot, sizeof(boot) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	boot[n] = '\0';
+	len = strcspn(boot, "\n");
+	if (len == 0)
+		return;
+	snprintf(buf, bufsz, "%.*s/%ju", (int)len, boot, (uintmax_t)st.st_ino);
+}
+
+int wq__instance_same_host(const struct wq__instance *a, const struct wq__instance *b)
+{
+	return a->host_id[0] != '\0' && strcmp(a->host_id, b->host_id) == 0 &&
+	       strcmp(a->host, b->host) == 0;
 }
 
 wq_rc wq__instance_new_id(struct wq__self *self, wq_error *err)
@@ -98,6 +161,7 @@ wq_rc wq__instance_init(struct wq__self *self, const char *host, wq_error *err)
 			*c = '?';
 	s.pid = (int64_t)getpid();
 	s.proc_start = wq__instance_proc_start(s.pid);
+	wq__instance_host_id(s.host_id, sizeof(s.host_id));
 	rc = wq__instance_new_id(&s, err);
 	if (rc != WQ_OK)
 		return rc;
@@ -113,6 +177,7 @@ wq_rc wq__instance_register(wq_db *db, struct wq__self *self, int64_t now, wq_er
 	memset(&in, 0, sizeof(in));
 	wq__strlcpy(in.id, self->id, sizeof(in.id));
 	wq__strlcpy(in.host, self->host, sizeof(in.host));
+	wq__strlcpy(in.host_id, self->host_id, sizeof(in.host_id));
 	in.pid = self->pid;
 	in.proc_start = self->proc_start;
 	in.started_at = now;
@@ -140,23 +205,25 @@ wq_rc wq__instance_unregister(wq_db *db, const struct wq__self *self, wq_error *
 	return rc;
 }
 
-/* Why `in` is gone, or NULL when it may be alive. */
-static const char *gone_reason(const struct wq__self *self, const struct wq__instance *in,
-			       int64_t lease, int64_t now, char *buf, size_t bufsz)
+const char *wq__instance_gone_reason(const struct wq__instance *self,
+				     const struct wq__instance *in,
+				     const struct wq__pid_probe *probe, int64_t lease,
+				     int64_t now, char *buf, size_t bufsz)
 {
-	if (strcmp(in->host, self->host) == 0 && in->pid > 0) {
-		if (kill((pid_t)in->pid, 0) != 0 && errno == ESRCH) {
+	if (probe && in->pid > 0 && wq__instance_same_host(self, in)) {
+		if (!probe->exists) {
 			snprintf(buf, bufsz, "pid %" PRId64 " is dead", in->pid);
 			return buf;
 		}
-		if (in->proc_start != 0) {
-			int64_t st = wq__instance_proc_start(in->pid);
-
-			if (st != 0 && st != in->proc_start) {
-				snprintf(buf, bufsz, "pid %" PRId64 " now belongs to another process",
-					 in->pid);
-				return buf;
-			}
+		if (probe->state == 'Z' || probe->state == 'X') {
+			snprintf(buf, bufsz, "pid %" PRId64 " is dead (a zombie, not yet reaped)",
+				 in->pid);
+			return buf;
+		}
+		if (in->proc_start != 0 && probe->start != 0 && probe->start != in->proc_start) {
+			snprintf(buf, bufsz, "pid %" PRId64 " now belongs to another process",
+				 in->pid);
+			return buf;
 		}
 	}
 	if (now - in->heartbeat_at > lease) {
@@ -165,6 +232,29 @@ static const char *gone_reason(const struct wq__self *self, const struct wq__ins
 		return buf;
 	}
 	return NULL;
+}
+
+/* Why `in` is gone, seen from this process, or NULL when it may be alive. Its pid is
+ * looked up in our /proc only when it is a pid of our own PID namespace. */
+static const char *gone_reason(const struct wq__self *self, const struct wq__instance *in,
+			       int64_t lease, int64_t now, char *buf, size_t bufsz)
+{
+	struct wq__instance me;
+	struct wq__pid_probe probe, *pp = NULL;
+
+	memset(&me, 0, sizeof(me));
+	wq__strlcpy(me.id, self->id, sizeof(me.id));
+	wq__strlcpy(me.host, self->host, sizeof(me.host));
+	wq__strlcpy(me.host_id, self->host_id, sizeof(me.host_id));
+	me.pid = self->pid;
+	if (in->pid > 0 && wq__instance_same_host(&me, in)) {
+		probe_pid(in->pid, &probe);
+		/* Unreadable but present (EACCES, say): not proof of death. */
+		if (!probe.exists && !(kill((pid_t)in->pid, 0) != 0 && errno == ESRCH))
+			probe.exists = 1, probe.state = '?';
+		pp = &probe;
+	}
+	return wq__instance_gone_reason(&me, in, pp, lease, now, buf, bufsz);
 }
 
 wq_rc wq__instance_recover(wq_db *db, const struct wq__self *self, int64_t lease,

@@ -10,7 +10,10 @@
 #include "spawn.h"
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +36,30 @@ struct wq__spawn {
 	int exited, in_closed, out_closed, err_closed;
 	int terminating;
 	int finishing; /* the timer (last handle) is being closed */
-	int pid;
+	int pid;       /* the handler's pid while it runs; 0 once it has exited */
+	/* The handler's process group (and session) id: the pid it had, kept after the
+	 * handler exited. Never 0 once started; see on_eof_grace for when it may be used. */
+	int pgid;
 	size_t out_cap;
 	struct wq__spawn_result res;
 	char rbuf[WQ__SPAWN_CHUNK];
 };
+
+/*
+ * The one place this file sends a signal. `id` is a pid (group = 0) or a process-group id
+ * (group = 1). Anything <= 1 is refused: kill(0, sig) would hit the worker's own process
+ * group, kill(-1, sig) every process we may signal, kill(1, sig) init; a caller that
+ * gets here with such an id has lost track of what it owns. Returns kill()'s result, or
+ * -1 with errno EINVAL when refused.
+ */
+static int signal_owned(int id, int group, int sig)
+{
+	if (id <= 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return kill(group ? -(pid_t)id : (pid_t)id, sig);
+}
 
 static uint64_t us_to_ms(int64_t us)
 {
@@ -210,14 +232,32 @@ static void on_write(uv_write_t *req, int status)
 	check_done(sp);
 }
 
+/*
+ * The handler has exited but something still holds its stdout or stderr after the EOF
+ * grace: a process it started (`sleep 30 &`). Such a holder is stopped by SIGKILL to the
+ * handler's process group, then the pipes are closed either way.
+ *
+ * Why signalling the recorded group id is safe although its leader (our child) is
+ * reaped: Linux keeps a pid number reserved while any process still uses it as its
+ * process-group or session id, so while a member of the handler's group lives, no other
+ * process can be given that number, and no one else can have created a group with it.
+ * The number becomes free only once the group is empty; a new process may then get it
+ * and lead a group of the same id. That process would be alive with pid == pgid: if any
+ * process has that pid (our leader is reaped, so it is not ours), the group is not
+ * signalled. Otherwise a live group of that id can only be ours (a group is created with
+ * the id of its creating process, which would have to exist). What is left is the race
+ * between that check and kill() with a pid wrap-around inside it; pid numbers are
+ * handed out cyclically from pid_max (4194304 on 64-bit), so it is not a practical one.
+ * A holder that left the group (setsid) is not ours to find: its pipes are just closed.
+ */
 static void on_eof_grace(uv_timer_t *t)
 {
 	struct wq__spawn *sp = t->data;
 
 	if (!sp->out_closed || !sp->err_closed) {
 		sp->res.output_cut = 1;
-		/* a process the handler left behind still holds its output open */
-		kill(-(pid_t)sp->pid, SIGKILL);
+		if (signal_owned(sp->pgid, 0, 0) != 0 && errno == ESRCH)
+			signal_owned(sp->pgid, 1, SIGKILL);
 	}
 	close_out(sp, &sp->out);
 	close_out(sp, &sp->err);
@@ -247,10 +287,13 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
 
 /* Signals the handler's whole process group (it leads its own session, see
  * wq__spawn_start), so processes it started itself stop with it; falls back to the
- * handler alone if the group is already gone. */
+ * handler alone if the group is already gone. Only while the handler has not been
+ * reaped (it is our child: its pid and group id are still ours). */
 static void signal_handler(struct wq__spawn *sp, int sig)
 {
-	if (kill(-(pid_t)sp->pid, sig) != 0 && !sp->exited)
+	if (sp->exited)
+		return;
+	if (signal_owned(sp->pgid, 1, sig) != 0)
 		uv_process_kill(&sp->proc, sig);
 }
 
@@ -349,6 +392,80 @@ wq_rc wq__spawn_which(const char *prog, char *buf, size_t bufsz, wq_error *err)
 		p = end;
 	}
 	return wq__err(err, WQ_ENOTFOUND, "%s: not found in PATH", prog);
+}
+
+/* ------------------------------------------------------------- close-on-exec ---- */
+
+/* Held by wq__spawn_start around the fork, and by sections that may open descriptors
+ * without O_CLOEXEC (see spawn.h). */
+static pthread_mutex_t cloexec_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Calls fn(fd, arg) for every open descriptor lacking FD_CLOEXEC. /proc/self/fd is read
+ * with opendir, whose own descriptor is close-on-exec (glibc) and so never reported;
+ * without /proc the first 4096 numbers are probed. */
+static void each_inheritable_fd(void (*fn)(int fd, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d) {
+		for (int fd = 0; fd < 4096; fd++) {
+			int fl = fcntl(fd, F_GETFD);
+
+			if (fl >= 0 && !(fl & FD_CLOEXEC))
+				fn(fd, arg);
+		}
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		int fl;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || fd == dirfd(d))
+			continue;
+		fl = fcntl((int)fd, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			fn((int)fd, arg);
+	}
+	closedir(d);
+}
+
+static void note_fd(int fd, void *arg)
+{
+	struct wq__fdset *s = arg;
+
+	if (s->n < WQ__FDSET_MAX)
+		s->fd[s->n++] = fd;
+	else
+		s->overflow = 1;
+}
+
+static void mark_new_fd(int fd, void *arg)
+{
+	const struct wq__fdset *s = arg;
+	int fl;
+
+	for (int i = 0; i < s->n; i++)
+		if (s->fd[i] == fd)
+			return; /* was there before: not ours to change */
+	fl = fcntl(fd, F_GETFD);
+	if (fl >= 0)
+		fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}
+
+void wq__spawn_cloexec_begin(struct wq__fdset *before)
+{
+	pthread_mutex_lock(&cloexec_mutex);
+	before->n = 0;
+	before->overflow = 0;
+	each_inheritable_fd(note_fd, before);
+}
+
+void wq__spawn_cloexec_end(const struct wq__fdset *before)
+{
+	each_inheritable_fd(mark_new_fd, (void *)before);
+	pthread_mutex_unlock(&cloexec_mutex);
 }
 
 /* The parent's environment with `changes` applied; the strings are borrowed. */
@@ -454,12 +571,22 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	po.stdio_count = 3;
 	po.stdio = stdio;
 
+	/* No other thread is inside a section that may hold a descriptor without
+	 * close-on-exec while we fork (see wq__spawn_cloexec_begin). */
+	pthread_mutex_lock(&cloexec_mutex);
 	uerr = uv_spawn(o->loop, &sp->proc, &po);
+	pthread_mutex_unlock(&cloexec_mutex);
 	free(args);
 	free(env);
 	sp->open_handles++; /* the process handle must be closed even after a failure */
 	if (uerr != 0) {
-		rc = wq__err(err, WQ_EIO, "%s: %s", o->setpriv, uv_strerror(uerr));
+		/* Out of descriptors or processes: the system's state, not the handler's. */
+		wq_rc code = uerr == UV_EMFILE || uerr == UV_ENFILE || uerr == UV_EAGAIN
+				     ? WQ_ELIMIT
+			     : uerr == UV_ENOMEM ? WQ_ENOMEM
+						 : WQ_EIO;
+
+		rc = wq__err(err, code, "%s: %s", o->setpriv, uv_strerror(uerr));
 		sp->in_closed = sp->out_closed = sp->err_closed = 1;
 		close_handle(sp, (uv_handle_t *)&sp->proc);
 		close_handle(sp, (uv_handle_t *)&sp->in);
@@ -470,6 +597,7 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	}
 	sp->started = 1;
 	sp->pid = sp->proc.pid;
+	sp->pgid = sp->proc.pid; /* UV_PROCESS_DETACHED: setsid() in the child */
 
 	uv_read_start((uv_stream_t *)&sp->out, on_alloc, on_read);
 	uv_read_start((uv_stream_t *)&sp->err, on_alloc, on_read);

@@ -71,10 +71,12 @@ struct wq__spawn_opts {
  * exactly once. On failure (program not found or not executable, uv_spawn error, no
  * memory) the error names the program and its reason, on_done is never called and
  * nothing is left running (handles already opened close on the next loop turn).
+ * WQ_ELIMIT (out of descriptors or processes: EMFILE, ENFILE, EAGAIN) and WQ_ENOMEM
+ * mean the system could not start it now; nothing ran, and a later try may succeed.
  */
 wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq_error *err);
 
-/* The child's pid (0 once it has exited). */
+/* The child's pid (0 once it has exited: the number is no longer ours to signal). */
 int wq__spawn_pid(const struct wq__spawn *sp);
 
 /* Sends SIGTERM and SIGKILL `grace` µs later unless the child exits first. Returns 1 when
@@ -83,6 +85,25 @@ int wq__spawn_pid(const struct wq__spawn *sp);
 int wq__spawn_terminate(struct wq__spawn *sp, int64_t grace);
 /* Sends SIGKILL now (no-op once exited). */
 void wq__spawn_kill(struct wq__spawn *sp);
+
+/*
+ * Descriptors that code we do not control opens without close-on-exec (libcurl's
+ * socketpairs: its multi handle's wake-up pair, the threaded resolver's pair) must never
+ * reach a handler. Such code runs between wq__spawn_cloexec_begin() and
+ * wq__spawn_cloexec_end(): begin takes a process-wide lock and notes the descriptors that
+ * lack FD_CLOEXEC; end marks every descriptor that lacks it and was not noted, then
+ * unlocks. wq__spawn_start forks under the same lock, so no child is ever created while
+ * such a descriptor is open without the flag. Keep the section short: spawns wait on it.
+ */
+#define WQ__FDSET_MAX 256
+struct wq__fdset {
+	int n;
+	int overflow;         /* more than WQ__FDSET_MAX: the ones beyond are not noted,
+			       * so end marks them close-on-exec too */
+	int fd[WQ__FDSET_MAX];
+};
+void wq__spawn_cloexec_begin(struct wq__fdset *before);
+void wq__spawn_cloexec_end(const struct wq__fdset *before);
 
 /* Finds `prog` the way execvp would: as is when it contains '/', else in $PATH. Writes an
  * executable path into buf. WQ_ENOTFOUND with "<prog>: <reason>" when none is found. */

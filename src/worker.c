@@ -44,7 +44,9 @@ enum wq__phase {
 	WQ__PH_CLOSING,  /* unregistered; handles closing */
 };
 
-enum wq__stop_why { WQ__STOP_NONE = 0, WQ__STOP_CANCEL, WQ__STOP_DRAIN };
+/* Why the worker stopped a handler. LOST: its attempt belongs to an instance id that
+ * was declared lost (beat_once); the store refuses its outcome (stale-outcome). */
+enum wq__stop_why { WQ__STOP_NONE = 0, WQ__STOP_CANCEL, WQ__STOP_DRAIN, WQ__STOP_LOST };
 
 struct wq__job {
 	struct wq__job *next, *prev;
@@ -315,6 +317,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 
 static void on_kick(uv_timer_t *t);
 static void beat_once(struct wq_worker *w);
+static int lost_running(const struct wq_worker *w);
 
 /* Claim again at once: throughput is not bounded by the poll interval. */
 static void after_finish(struct wq_worker *w)
@@ -623,6 +626,10 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		} else if (j->stop == WQ__STOP_DRAIN) {
 			snprintf(reason, sizeof(reason), "drain-deadline");
 			snprintf(detail, sizeof(detail), "%s", how);
+		} else if (j->stop == WQ__STOP_LOST) {
+			/* Only for the log: fencing refuses it (stale-outcome). */
+			snprintf(reason, sizeof(reason), "worker-lost");
+			snprintf(detail, sizeof(detail), "stopped: instance declared lost; %s", how);
 		} else {
 			snprintf(reason, sizeof(reason), "runtime-limit");
 			snprintf(detail, sizeof(detail), "timeout %s exceeded; %s",
@@ -776,6 +783,18 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	so.ud = j;
 	rc = wq__spawn_start(&so, &j->sp, &e);
 	free(e_db);
+	if (rc == WQ_ELIMIT || rc == WQ_ENOMEM) {
+		/* Out of descriptors, processes or memory: nothing ran and the task is not at
+		 * fault, so it is pending again after the kind's backoff whatever attempts are
+		 * left (the attempt number still advances: it is the fencing token). */
+		wlog(w, "error",
+		     "task %" PRId64 " attempt %s: cannot start the handler: %s (the worker is "
+		     "out of descriptors, processes or memory; nothing ran)",
+		     j->t.id, j->attempt_id, e.message);
+		o.kind = WQ__FINISH_RETRY;
+		o.reason = "spawn-resources";
+		o.retry_at = retry_at(j, wq_now());
+	}
 	if (rc != WQ_OK) {
 		wq__strlcpy(detail, e.message, sizeof(detail));
 		o.reason_detail = detail;
@@ -839,6 +858,11 @@ static void claim_tasks(struct wq_worker *w)
 		if (!w->registered)
 			return;
 	}
+	/* Handlers of a lost id are being stopped: their tasks may have been retried
+	 * meanwhile, and this worker must not start the next attempt of one while the old
+	 * attempt still runs. At most kill_grace. */
+	if (lost_running(w))
+		return;
 	memset(&req, 0, sizeof(req));
 	req.instance = w->self.id;
 	req.kinds = w->kinds;
@@ -1031,8 +1055,40 @@ static void apply_policy(struct wq_worker *w)
 	}
 }
 
-/* Heartbeat; when our row is gone we were declared lost: take a fresh id for new claims
- * (the old attempts keep the old id and are fenced off by the store). */
+/*
+ * We were declared lost: the tasks of our old id are interrupted, perhaps already retried
+ * and running elsewhere. Their handlers must not go on: SIGTERM now, SIGKILL after
+ * kill_grace, to each handler's process group. Nothing is recorded for them here (no
+ * stop-requested: the attempts are no longer ours); their outcomes, once they exit, are
+ * refused by fencing and leave only a stale-outcome event. Returns how many were stopped.
+ */
+static int stop_lost(struct wq_worker *w, const char *old_id)
+{
+	int n = 0;
+
+	for (struct wq__job *j = w->jobs; j; j = j->next) {
+		if (!j->sp || strcmp(j->instance, old_id) != 0)
+			continue;
+		wq__spawn_terminate(j->sp, w->cfg->kill_grace);
+		if (j->stop == WQ__STOP_NONE)
+			j->stop = WQ__STOP_LOST;
+		n++;
+	}
+	return n;
+}
+
+/* A handler of a lost id still runs (see stop_lost). */
+static int lost_running(const struct wq_worker *w)
+{
+	for (const struct wq__job *j = w->jobs; j; j = j->next)
+		if (j->sp && strcmp(j->instance, w->self.id) != 0)
+			return 1;
+	return 0;
+}
+
+/* Heartbeat; when our row is gone we were declared lost: stop the old attempts'
+ * handlers and take a fresh id for new claims (the old attempts keep the old id and are
+ * fenced off by the store). */
 static void beat_once(struct wq_worker *w)
 {
 	int64_t now = wq_now();
@@ -1044,14 +1100,14 @@ static void beat_once(struct wq_worker *w)
 		if (rc == WQ_OK) {
 			w->last_beat = now;
 		} else if (rc == WQ_ENOTFOUND) {
-			int mine = 0;
+			char g[32];
+			int mine = stop_lost(w, w->self.id);
 
-			for (struct wq__job *j = w->jobs; j; j = j->next)
-				mine += strcmp(j->instance, w->self.id) == 0;
 			wlog(w, "error",
-			     "instance %s was declared lost by another worker: the outcomes of its %d "
-			     "running attempt(s) will not be recorded",
-			     w->self.id, mine);
+			     "instance %s was declared lost by another worker: stopping its %d "
+			     "running handler(s) (SIGTERM, SIGKILL after %s); their outcomes will not "
+			     "be recorded (stale-outcome)",
+			     w->self.id, mine, dur(w->cfg->kill_grace, g, sizeof(g)));
 			w->registered = 0;
 			wq__instance_new_id(&w->self, &e);
 		} else {
