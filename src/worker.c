@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "deliver.h"
 #include "instance.h"
+#include "outcome.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -43,8 +44,6 @@ enum wq__phase {
 	WQ__PH_KILLING,  /* handlers were sent SIGTERM (SIGKILL after grace) */
 	WQ__PH_CLOSING,  /* unregistered; handles closing */
 };
-
-enum wq__stop_why { WQ__STOP_NONE = 0, WQ__STOP_CANCEL, WQ__STOP_DRAIN };
 
 struct wq__job {
 	struct wq__job *next, *prev;
@@ -513,147 +512,63 @@ static void retry_unrecorded(struct wq_worker *w, int give_up)
 	}
 }
 
-static int64_t retry_at(const struct wq__job *j, int64_t now)
+/* The kind's policy for job j (outcome.h). */
+static void job_policy(const struct wq__job *j, struct wq__run_policy *p)
 {
-	int64_t base = j->kind ? j->kind->retry_backoff : 0;
-	int64_t max = j->kind ? j->kind->retry_backoff_max : 0;
-
-	return now + wq__backoff(base, max, j->t.attempt, wq__random_unit());
-}
-
-/* For kinds that declared their effects safe to repeat: retry when attempts remain,
- * else fail; returns 0 for kinds that hold the task as interrupted. */
-static int policy_retry(struct wq__job *j, struct wq__outcome *o, char *detail, size_t dsz)
-{
-	if (!j->kind || j->kind->on_interrupt != WQ__ON_INTERRUPT_RETRY)
-		return 0;
-	if (j->t.attempt < j->max_attempts) {
-		o->kind = WQ__FINISH_RETRY;
-		o->retry_at = retry_at(j, wq_now());
-	} else {
-		o->kind = WQ__FINISH_FAILED;
-		size_t len = strlen(detail);
-		snprintf(detail + len, dsz - len, "%sattempts exhausted (%d/%d)",
-			 len ? "; " : "", j->t.attempt, j->max_attempts);
+	memset(p, 0, sizeof(*p));
+	p->attempt = j->t.attempt;
+	p->max_attempts = j->max_attempts;
+	if (j->kind) {
+		p->backoff_base = j->kind->retry_backoff;
+		p->backoff_max = j->kind->retry_backoff_max;
+		p->timeout = j->kind->timeout;
+		p->on_interrupt_retry = j->kind->on_interrupt == WQ__ON_INTERRUPT_RETRY;
 	}
-	return 1;
 }
 
-/*
- * Exit status → outcome (SPEC §4). The handler's own word wins when it gives one, even
- * after the worker asked it to stop: 0 and 3 mean it finished (a result is never thrown
- * away), 75 means it stopped before any effect (→ cancelled after a cancel request, else
- * retry). Anything else after a stop by the worker (a signal, another status) leaves the
- * outcome unknown: interrupted with the worker's reason (runtime-limit, drain-deadline,
- * killed/"cancel requested"). A signal nobody here sent is interrupted "killed". Kinds with
- * on_interrupt=retry turn runtime-limit and killed into a retry while attempts remain.
- */
+/* The handler ended (all output read): decide what it means (outcome.c), attach the
+ * result to a success, record. */
 static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 {
 	struct wq__job *j = ud;
 	struct wq_worker *w = j->w;
-	struct wq__outcome o;
-	char reason[WQ_REASON_MAX + 1], detail[WQ_DETAIL_MAX + 1], sha[WQ_SHA256_HEX];
-	char note[256], g[32];
-	int st = r->exit_status, sig = r->term_signal;
-	int by_us = j->stop != WQ__STOP_NONE || r->timed_out;
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+	char sha[WQ_SHA256_HEX], note[256];
 
 	j->sp = NULL;
-	memset(&o, 0, sizeof(o));
-	reason[0] = detail[0] = '\0';
-	o.exit_status = sig ? -1 : st;
-	o.signal = sig;
-	o.reason = reason;
-	o.reason_detail = detail;
-
-	if (r->exec_failed) {
-		const char *m = r->err ? r->err : "";
-		size_t n = strcspn(m, "\n");
-
-		o.kind = WQ__FINISH_FAILED;
-		snprintf(reason, sizeof(reason), "spawn-failed");
-		snprintf(detail, sizeof(detail), "%.*s", (int)n, m);
-	} else if (!sig && st == 0 && r->out_too_large) {
-		o.kind = WQ__FINISH_FAILED;
-		snprintf(reason, sizeof(reason), "result-too-large");
-		snprintf(detail, sizeof(detail), "stdout was %zu bytes; result_max is %zu bytes",
-			 r->out_total, w->cfg->result_max);
-	} else if (!sig && st == 0) {
-		o.kind = WQ__FINISH_SUCCEEDED;
-		o.reason = NULL;
-		o.reason_detail = NULL;
-		if (r->out_len > 0) {
-			wq__sha256_hex(r->out, r->out_len, sha);
-			o.result = r->out;
-			o.result_len = r->out_len;
-			o.result_sha256 = sha;
-		}
-	} else if (!sig && st == 3) {
-		o.kind = WQ__FINISH_SUCCEEDED;
-		o.reason = NULL;
-		o.reason_detail = NULL;
-		o.outcome = "discarded";
-	} else if (!sig && st == 75) {
-		snprintf(reason, sizeof(reason), "exit-75");
-		if (j->stop == WQ__STOP_CANCEL) {
-			o.kind = WQ__FINISH_CANCELLED;
-			o.reason = NULL;
-			o.reason_detail = NULL;
-		} else if (j->t.attempt < j->max_attempts) {
-			o.kind = WQ__FINISH_RETRY;
-			o.reason_detail = NULL;
-			o.retry_at = retry_at(j, wq_now());
-		} else {
-			o.kind = WQ__FINISH_FAILED;
-			snprintf(detail, sizeof(detail), "attempts exhausted (%d/%d)", j->t.attempt,
-				 j->max_attempts);
-		}
-	} else if (by_us) {
-		/* The worker stopped it and it did not say it stopped cleanly: unknown. */
-		char how[48];
-
-		if (sig)
-			snprintf(how, sizeof(how), "signal %d", sig);
-		else
-			snprintf(how, sizeof(how), "exit %d after SIGTERM", st);
-		o.kind = WQ__FINISH_INTERRUPTED;
-		if (j->stop == WQ__STOP_CANCEL) {
-			snprintf(reason, sizeof(reason), "killed");
-			snprintf(detail, sizeof(detail), "cancel requested");
-		} else if (j->stop == WQ__STOP_DRAIN) {
-			snprintf(reason, sizeof(reason), "drain-deadline");
-			snprintf(detail, sizeof(detail), "%s", how);
-		} else {
-			snprintf(reason, sizeof(reason), "runtime-limit");
-			snprintf(detail, sizeof(detail), "timeout %s exceeded; %s",
-				 dur(j->kind ? j->kind->timeout : 0, g, sizeof(g)), how);
-			policy_retry(j, &o, detail, sizeof(detail));
-		}
-	} else if (sig) {
-		o.kind = WQ__FINISH_INTERRUPTED;
-		snprintf(reason, sizeof(reason), "killed");
-		snprintf(detail, sizeof(detail), "signal %d", sig);
-		policy_retry(j, &o, detail, sizeof(detail));
-	} else {
-		o.kind = WQ__FINISH_FAILED;
-		snprintf(reason, sizeof(reason), "exit-%d", st);
-		o.reason_detail = NULL;
+	memset(&f, 0, sizeof(f));
+	f.spawn_failed = r->exec_failed;
+	f.spawn_error = r->err;
+	f.exit_status = r->exit_status;
+	f.term_signal = r->term_signal;
+	f.timed_out = r->timed_out;
+	f.stop = j->stop;
+	f.result_too_large = r->out_too_large;
+	f.out_total = r->out_total;
+	f.result_max = w->cfg->result_max;
+	job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && r->out_len > 0) {
+		wq__sha256_hex(r->out, r->out_len, sha);
+		d.o.result = r->out;
+		d.o.result_len = r->out_len;
+		d.o.result_sha256 = sha;
 	}
-	if (o.reason_detail && !*o.reason_detail)
-		o.reason_detail = NULL;
 
 	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
 	if (r->exec_failed)
 		note[0] = '\0';
 	else
-		stderr_summary(r, o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
+		stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
 	if (r->output_cut) {
 		size_t len = strlen(note);
 
 		snprintf(note + len, sizeof(note) - len,
 			 "; output pipes still open after exit were closed");
 	}
-	finish_job(w, j, &o, note);
+	finish_job(w, j, &d.o, note);
 }
 
 static void on_timeout(struct wq__spawn *sp, void *ud)
@@ -670,6 +585,22 @@ static void on_timeout(struct wq__spawn *sp, void *ud)
 }
 
 /* ------------------------------------------------------------------ starting ---- */
+
+/* The handler of job j could not be started (nothing ran): failed, spawn-failed. */
+static void spawn_failed(struct wq__job *j, const char *why)
+{
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+
+	memset(&f, 0, sizeof(f));
+	f.spawn_failed = 1;
+	f.spawn_error = why;
+	f.exit_status = -1;
+	job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	finish_job(j->w, j, &d.o, NULL);
+}
 
 static void start_job(struct wq_worker *w, struct wq__claimed *c)
 {
@@ -719,14 +650,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	w->jobs = j;
 	w->running++;
 
-	memset(&o, 0, sizeof(o));
-	o.exit_status = -1;
-	o.kind = WQ__FINISH_FAILED;
-	o.reason = "spawn-failed";
 	if (!j->kind) {
 		snprintf(detail, sizeof(detail), "no handler configured for kind %s", j->t.kind);
-		o.reason_detail = detail;
-		finish_job(w, j, &o, NULL);
+		spawn_failed(j, detail);
 		return;
 	}
 
@@ -777,9 +703,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	rc = wq__spawn_start(&so, &j->sp, &e);
 	free(e_db);
 	if (rc != WQ_OK) {
-		wq__strlcpy(detail, e.message, sizeof(detail));
-		o.reason_detail = detail;
-		finish_job(w, j, &o, NULL);
+		spawn_failed(j, e.message);
 		return;
 	}
 
@@ -1007,17 +931,8 @@ static void apply_policy(struct wq_worker *w)
 			r.by = "policy";
 			r.now = wq_now();
 			r.note = note;
-			if (t.attempts < max) {
-				r.decision = WQ_RESOLVE_RETRY;
-				snprintf(note, sizeof(note),
-					 "on_interrupt=retry: %s; attempt %d/%d done, retrying",
-					 t.reason[0] ? t.reason : "interrupted", t.attempts, max);
-			} else {
-				r.decision = WQ_RESOLVE_FAILED;
-				snprintf(note, sizeof(note),
-					 "on_interrupt=retry: %s; attempts exhausted (%d/%d)",
-					 t.reason[0] ? t.reason : "interrupted", t.attempts, max);
-			}
+			r.decision = wq__outcome_interrupt_policy(t.attempts, max, t.reason, note,
+								  sizeof(note));
 			WQ__STORE_RETRY(rc, w->db, resolve, &r, &e);
 			if (rc == WQ_OK)
 				wlog(w, "info", "task %" PRId64 " (%s) resolved by policy: %s", t.id,
