@@ -610,8 +610,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	char e_task[48], e_attempt[80], e_op[WQ_KEY_MAX + 32], e_tenant[WQ_NAME_MAX + 32];
 	char e_scope[WQ_NAME_MAX + 32], e_pv[48], e_deadline[WQ_TIME_BUFSZ + 32];
 	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ], ev[160];
+	char idem[WQ_IDEMPOTENCY_KEY_BUFSZ], e_idem[WQ_IDEMPOTENCY_KEY_BUFSZ + 32];
 	char *e_db = NULL;
-	const char *env[10];
+	const char *env[12];
 	size_t ne = 0;
 	int64_t deadline = 0;
 	wq_error e;
@@ -661,6 +662,14 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	snprintf(e_task, sizeof(e_task), "WAKEQ_TASK_ID=%" PRId64, j->t.id);
 	snprintf(e_attempt, sizeof(e_attempt), "WAKEQ_ATTEMPT_ID=%s", j->attempt_id);
 	snprintf(e_op, sizeof(e_op), "WAKEQ_OPERATION=%s", j->t.operation);
+	/* The key for outside APIs: one per operation identity (operation.c); the operation
+	 * name alone is not (two tenants may use the same key). */
+	if (wq_operation_idempotency_key(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
+					 j->t.keyed, idem, &e) != WQ_OK) {
+		spawn_failed(j, e.message);
+		return;
+	}
+	snprintf(e_idem, sizeof(e_idem), "WAKEQ_IDEMPOTENCY_KEY=%s", idem);
 	snprintf(e_tenant, sizeof(e_tenant), "WAKEQ_TENANT=%s", j->t.tenant);
 	snprintf(e_scope, sizeof(e_scope), "WAKEQ_SCOPE=%s", j->t.scope);
 	snprintf(e_pv, sizeof(e_pv), "WAKEQ_PAYLOAD_VERSION=%d", j->t.payload_version);
@@ -669,6 +678,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	env[ne++] = e_task;
 	env[ne++] = e_attempt;
 	env[ne++] = e_op;
+	env[ne++] = e_idem;
 	env[ne++] = e_tenant;
 	env[ne++] = e_scope;
 	env[ne++] = e_pv;

@@ -234,7 +234,7 @@ static const char schema_version_lock[] = "LOCK TABLE schema_version IN EXCLUSIV
 /* The columns claim hands out, in the order read_claimed() reads them. */
 #define CLAIM_COLUMNS                                                                      \
 	"id, attempt, kind, tenant, scope, operation, payload_version, max_attempts, "        \
-	"payload, order_at"
+	"payload, order_at, keyed"
 
 /* Shared by the five finish statements: the fencing condition of SPEC §3. */
 #define OWNED_BY_ATTEMPT " WHERE id = $1 AND state = 'running' AND attempt = $2 AND instance = $3"
@@ -2032,6 +2032,7 @@ static wq_rc read_claimed(const PGresult *res, struct claim_row **rows, size_t *
 		r->c.max_attempts = col_int(res, i, 7);
 		plen = (size_t)PQgetlength(res, i, 8);
 		r->order_at = col_i64(res, i, 9);
+		r->c.keyed = col_int(res, i, 10);
 		r->c.payload = malloc(plen + 1);
 		if (!r->c.payload)
 			return wq__err(err, WQ_ENOMEM, "out of memory (claiming tasks)");

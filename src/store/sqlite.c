@@ -341,7 +341,7 @@ static const char *const sql_text[SQL__COUNT] = {
 		/* an instance declared lost (its row reaped) can no longer claim */
 		"AND EXISTS (SELECT 1 FROM instances WHERE id = ?1) "
 		"RETURNING id, attempt, kind, tenant, scope, operation, payload_version, "
-		"max_attempts, payload, order_at",
+		"max_attempts, payload, order_at, keyed",
 	[SQL_ATTEMPT_INSERT] = "INSERT INTO attempts (task_id, attempt, instance, started_at) "
 			       "VALUES (?1, ?2, ?3, ?4)",
 	[SQL_ATTEMPT_FINISH] = "UPDATE attempts SET finished_at = ?3, outcome = ?4, reason = ?5, "
@@ -1847,6 +1847,7 @@ static wq_rc sq_claim(struct wq__store *s, const struct wq__claim_req *req,
 		payload = sqlite3_column_text(st, 8);
 		plen = (size_t)sqlite3_column_bytes(st, 8);
 		r->order_at = sqlite3_column_int64(st, 9);
+		r->c.keyed = sqlite3_column_int(st, 10);
 		r->c.payload = malloc(plen + 1);
 		if (!r->c.payload)
 			goto nomem;
