@@ -36,6 +36,11 @@
 /* --until-idle waits for pending tasks due within this horizon (short retry backoffs,
  * a task enqueued for "in a moment"); anything due later does not keep it alive. */
 #define WQ__IDLE_HORIZON WQ__US_PER_S
+/* --until-idle gives up on a store that keeps failing with transient errors after this
+ * many failed store calls in a row, and only once they have lasted at least a lease:
+ * long enough for a PostgreSQL restart or a full disk being cleaned up, bounded so that
+ * a batch run never hangs on a store that is not coming back. */
+#define WQ__IDLE_STORE_TRIES 20
 
 enum wq__phase {
 	WQ__PH_NEW = 0,
@@ -104,6 +109,8 @@ struct wq_worker {
 	struct wq__deliver *dl; /* delivery slots (deliver.c), apart from handler slots */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
+	int store_failures;      /* store calls failed in a row (reset by a good claim) */
+	int64_t store_failing_since;
 	wq_rc rc;
 	wq_error err;
 };
@@ -294,6 +301,69 @@ void wq_worker_stop(wq_worker *w)
 	w->stop_requests++;
 	if (w->loop_ready)
 		uv_async_send(&w->wake);
+}
+
+/* ------------------------------------------------------------------ store errors ---- */
+
+/*
+ * Transient store errors are worth waiting out: WQ_EBUSY (locked, a PostgreSQL restart or
+ * lost connection), WQ_EIO (a full disk, an I/O error, a read-only or unreachable file:
+ * something outside that can be fixed while the worker waits) and WQ_ENOMEM. Anything
+ * else from the store in the loop — WQ_ESTORE (a corrupt database: "database disk image is
+ * malformed", an unexpected SQL error), WQ_ESCHEMA — will not go away by retrying: the
+ * worker stops (drain, exit 1) instead of logging the same error on every poll.
+ */
+static int store_transient(wq_rc rc)
+{
+	return rc == WQ_EBUSY || rc == WQ_EIO || rc == WQ_ENOMEM;
+}
+
+static void begin_drain(struct wq_worker *w, const char *why);
+
+/* Ends the worker with rc and message: the first such error is what wq_worker_run
+ * returns. */
+static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
+{
+	char msg[sizeof(w->err.message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wlog(w, "error", "%s", msg);
+	if (w->rc == WQ_OK) {
+		w->rc = rc;
+		w->err.code = rc;
+		wq__strlcpy(w->err.message, msg, sizeof(w->err.message));
+	}
+	begin_drain(w, "store error");
+}
+
+/* A store call of the loop (`what`) failed with e: logs it, and stops the worker when the
+ * error is not transient, or under --until-idle when transient errors did not clear
+ * (see WQ__IDLE_STORE_TRIES). */
+static void store_failed(struct wq_worker *w, const char *what, const wq_error *e)
+{
+	int64_t now = wq_now();
+
+	if (!store_transient(e->code)) {
+		store_fatal(w, e->code,
+			    "%s: %s; this store error does not clear by retrying: the worker stops",
+			    what, e->message);
+		return;
+	}
+	wlog(w, "error", "%s: %s", what, e->message);
+	if (w->store_failures++ == 0)
+		w->store_failing_since = now;
+	if (w->until_idle && w->store_failures >= WQ__IDLE_STORE_TRIES &&
+	    now - w->store_failing_since >= w->cfg->lease)
+		store_fatal(w, e->code,
+			    "%s: %s; the store kept failing (%d calls in a row): --until-idle "
+			    "gives up",
+			    what, e->message, w->store_failures);
 }
 
 /* ------------------------------------------------------------------ outcomes ---- */
@@ -741,7 +811,7 @@ static void check_idle(struct wq_worker *w)
 		return;
 	WQ__STORE_RETRY(rc, w->db, next_due, w->kinds, w->nkinds, &due, &any_running, &e);
 	if (rc != WQ_OK) {
-		wlog(w, "error", "next_due: %s", e.message);
+		store_failed(w, "next_due", &e);
 		return;
 	}
 	now = wq_now();
@@ -770,7 +840,7 @@ static void claim_tasks(struct wq_worker *w)
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
 		beat_once(w);
-		if (!w->registered)
+		if (!w->registered || w->phase != WQ__PH_RUNNING)
 			return;
 	}
 	memset(&req, 0, sizeof(req));
@@ -781,9 +851,10 @@ static void claim_tasks(struct wq_worker *w)
 	req.now = wq_now();
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
 	if (rc != WQ_OK) {
-		wlog(w, "error", "claim: %s", e.message);
+		store_failed(w, "claim", &e);
 		return;
 	}
+	w->store_failures = 0;
 	w->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
@@ -884,7 +955,7 @@ static void check_cancels(struct wq_worker *w)
 		return;
 	WQ__STORE_RETRY(rc, w->db, cancel_requests, w->self.id, &ids, &n, &e);
 	if (rc != WQ_OK) {
-		wlog(w, "error", "cancel requests: %s", e.message);
+		store_failed(w, "cancel requests", &e);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -921,7 +992,12 @@ static void apply_policy(struct wq_worker *w)
 		WQ__STORE_RETRY(rc, w->db, interrupted_of_kind, kc->name, WQ__POLICY_BATCH, &ids, &n,
 				&e);
 		if (rc != WQ_OK) {
-			wlog(w, "error", "interrupted tasks of kind %s: %s", kc->name, e.message);
+			char what[WQ_KIND_MAX + 32];
+
+			snprintf(what, sizeof(what), "interrupted tasks of kind %s", kc->name);
+			store_failed(w, what, &e);
+			if (w->phase != WQ__PH_RUNNING && w->phase != WQ__PH_NEW)
+				return;
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -980,7 +1056,7 @@ static void beat_once(struct wq_worker *w)
 			w->registered = 0;
 			wq__instance_new_id(&w->self, &e);
 		} else {
-			wlog(w, "error", "heartbeat: %s", e.message);
+			store_failed(w, "heartbeat", &e);
 		}
 	}
 	if (!w->registered && w->phase <= WQ__PH_RUNNING) {
@@ -990,7 +1066,10 @@ static void beat_once(struct wq_worker *w)
 			w->last_beat = now;
 			wlog(w, "info", "re-registered as instance %s", w->self.id);
 		} else {
-			wlog(w, "error", "registering instance %s: %s", w->self.id, e.message);
+			char what[WQ_NAME_MAX + 32];
+
+			snprintf(what, sizeof(what), "registering instance %s", w->self.id);
+			store_failed(w, what, &e);
 		}
 	}
 }
@@ -1009,7 +1088,9 @@ static void maintain(struct wq_worker *w, int heartbeat)
 	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wlog, w,
 				  &e);
 	if (rc != WQ_OK)
-		wlog(w, "error", "recovery: %s", e.message);
+		store_failed(w, "recovery", &e);
+	if (w->phase == WQ__PH_CLOSING)
+		return;
 	wq__deliver_recover(w->dl, w->self.id);
 	check_cancels(w);
 	if (w->phase == WQ__PH_RUNNING || w->phase == WQ__PH_NEW)
@@ -1166,17 +1247,19 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 
 	maintain(w, 0); /* recovery before the first claim */
-	w->phase = WQ__PH_RUNNING;
-	watch_wakeups(w);
-	uv_timer_start(&w->poll, on_poll, 0,
-		       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
-	uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),
-		       ms_of(w->cfg->heartbeat) ? ms_of(w->cfg->heartbeat) : 1);
-	if (w->handle_signals) {
-		uv_signal_start(&w->sigterm, on_signal, SIGTERM);
-		uv_signal_start(&w->sigint, on_signal, SIGINT);
+	if (w->phase == WQ__PH_NEW) { /* else a store error already stopped it */
+		w->phase = WQ__PH_RUNNING;
+		watch_wakeups(w);
+		uv_timer_start(&w->poll, on_poll, 0,
+			       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
+		uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),
+			       ms_of(w->cfg->heartbeat) ? ms_of(w->cfg->heartbeat) : 1);
+		if (w->handle_signals) {
+			uv_signal_start(&w->sigterm, on_signal, SIGTERM);
+			uv_signal_start(&w->sigint, on_signal, SIGINT);
+		}
+		check_stop(w);
 	}
-	check_stop(w);
 	uv_run(&w->loop, UV_RUN_DEFAULT);
 
 	if (!sigismember(&old_mask, SIGPIPE)) {
