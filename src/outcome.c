@@ -143,3 +143,19 @@ wq_resolution wq__outcome_interrupt_policy(int attempts, int max_attempts, const
 		 attempts, max_attempts);
 	return WQ_RESOLVE_FAILED;
 }
+
+int wq__outcome_keep(wq_rc rc)
+{
+	switch (rc) {
+	case WQ_OK:
+	case WQ_ESTALE:
+	case WQ_ESTATE:
+	case WQ_ENOTFOUND:
+	case WQ_EINVAL:
+	case WQ_ETOOBIG:
+	case WQ_ECONFLICT:
+		return 0;
+	default:
+		return 1;
+	}
+}

@@ -70,4 +70,15 @@ int64_t wq__outcome_retry_at(const struct wq__run_policy *p, int64_t now, double
 wq_resolution wq__outcome_interrupt_policy(int attempts, int max_attempts, const char *reason,
 					   char *note, size_t note_sz);
 
+/*
+ * 1 when an outcome (of a task or a delivery) that the store did not take with `rc` must
+ * be kept in memory and offered again: every failure except a definite answer about
+ * the outcome itself (WQ_ESTALE: the attempt no longer owns it; WQ_ESTATE, WQ_ENOTFOUND:
+ * the row moved on or is gone; WQ_EINVAL, WQ_ETOOBIG, WQ_ECONFLICT: this outcome can
+ * never be written). A full disk, a lost connection, a busy or even a corrupt store are
+ * not answers: the handler ran, and what it reported is never thrown away while the
+ * worker lives, nor is the handler run again.
+ */
+int wq__outcome_keep(wq_rc rc);
+
 #endif /* WQ_OUTCOME_H */

@@ -62,10 +62,11 @@ struct wq__job {
 	struct wq__spawn *sp;                 /* NULL once finished */
 	enum wq__stop_why stop;
 
-	/* An outcome the store could not take yet (WQ_EBUSY after the quick retries, e.g.
-	 * PostgreSQL is restarting): kept with copies of everything it points to and offered
-	 * again on every heartbeat tick, so it is recorded once the store is back, never lost
-	 * and never re-run. The job keeps its slot meanwhile. */
+	/* An outcome the store did not take (anything but a definite answer, see
+	 * wq__outcome_keep: PostgreSQL restarting, a full disk, ...): kept with copies of
+	 * everything it points to and offered again on every poll and heartbeat tick, so it
+	 * is recorded once the store takes writes again, never lost and never re-run. The
+	 * job keeps its slot meanwhile, and the drain waits for it up to drain_timeout. */
 	int unrecorded;
 	struct wq__outcome saved;
 	char *saved_result;
@@ -484,9 +485,12 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 		     "outcome \"%s\" not recorded",
 		     j->t.id, j->attempt_id, j->instance, j->what);
 	} else {
+		/* Given up (the drain's deadline, no memory to keep it, a definite refusal):
+		 * once this instance is unregistered, recovery interrupts the task
+		 * (worker-lost), so the uncertainty stays visible. */
 		wlog(w, "error",
-		     "task %" PRId64 " attempt %s: recording outcome \"%s\" failed: %s (the task "
-		     "stays running until recovery interrupts it)",
+		     "task %" PRId64 " attempt %s: outcome \"%s\" NOT recorded: %s (the task "
+		     "stays running until a recovery finds this worker gone and interrupts it)",
 		     j->t.id, j->attempt_id, j->what, e->message);
 	}
 	unlink_job(w, j);
@@ -532,8 +536,9 @@ static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
 }
 
 /*
- * Records o for job j (retrying WQ_EBUSY briefly); when the store stays unavailable the
- * outcome is kept and offered again by retry_unrecorded(). `note` is extra log text.
+ * Records o for job j (retrying WQ_EBUSY briefly); when the store does not take it (see
+ * wq__outcome_keep) the outcome is kept and offered again by retry_unrecorded(). `note`
+ * is extra log text.
  */
 static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
 		       const char *note)
@@ -552,19 +557,20 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 	o->uncertain_out = j->uncertain;
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
-	if (rc == WQ_EBUSY && save_outcome(j, o) == 0) {
+	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
 		wlog(w, "warning",
-		     "task %" PRId64 " attempt %s %s, but the store is unavailable (%s); the "
-		     "outcome is kept and recorded once the store is back",
+		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
+		     "(%s); it is kept and recorded once the store takes writes again",
 		     j->t.id, j->attempt_id, j->what, e.message);
 		return;
 	}
 	settle_job(w, j, rc, &e);
 }
 
-/* Offers kept outcomes to the store again (heartbeat tick). With `give_up` (shutdown
- * past its deadline) the ones the store still refuses are logged and dropped: recovery
- * will interrupt those tasks (worker-lost), so the uncertainty stays visible. */
+/* Offers kept outcomes (tasks and deliveries) to the store again (poll and heartbeat
+ * ticks). With `give_up` (the drain's deadline) the ones the store still does not take
+ * are logged and dropped: recovery will interrupt those tasks (worker-lost) and retry
+ * those deliveries (delivery-uncertain), so the uncertainty stays visible. */
 static void retry_unrecorded(struct wq_worker *w, int give_up)
 {
 	struct wq__job *j = w->jobs, *next;
@@ -576,10 +582,12 @@ static void retry_unrecorded(struct wq_worker *w, int give_up)
 		if (!j->unrecorded)
 			continue;
 		rc = WQ__STORE(w->db, finish, &j->saved, &e);
-		if (rc == WQ_EBUSY && !give_up)
+		if (wq__outcome_keep(rc) && !give_up)
 			continue;
 		settle_job(w, j, rc, &e);
 	}
+	if (w->phase != WQ__PH_CLOSING)
+		wq__deliver_retry_unrecorded(w->dl, give_up);
 }
 
 /* The kind's policy for job j (outcome.h). */
@@ -933,6 +941,9 @@ static void on_poll(uv_timer_t *t)
 {
 	struct wq_worker *w = t->data;
 
+	retry_unrecorded(w, 0);
+	if (w->phase != WQ__PH_RUNNING)
+		return;
 	do_claim(w);
 	check_wakeups(w); /* also notices a reconnect hidden inside a successful call */
 }
