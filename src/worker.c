@@ -110,7 +110,10 @@ struct wq_worker {
 	struct wq__deliver *dl; /* delivery slots (deliver.c), apart from handler slots */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
-	int store_failures;      /* store calls failed in a row (reset by a good claim) */
+	/* Store calls failed since the store last took a write (a heartbeat, a claim that
+	 * claimed, a recorded outcome): the --until-idle bound. Reads that succeed do not
+	 * count as recovery: on a full disk they do. */
+	int store_failures;
 	int64_t store_failing_since;
 	wq_rc rc;
 	wq_error err;
@@ -331,22 +334,32 @@ static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
 	char msg[sizeof(w->err.message)];
 	va_list ap;
 
+	if (w->rc != WQ_OK) { /* already stopping for a store error: said once */
+		begin_drain(w, "store error");
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	wlog(w, "error", "%s", msg);
-	if (w->rc == WQ_OK) {
-		w->rc = rc;
-		w->err.code = rc;
-		wq__strlcpy(w->err.message, msg, sizeof(w->err.message));
-	}
+	w->rc = rc;
+	w->err.code = rc;
+	wq__strlcpy(w->err.message, msg, sizeof(w->err.message));
 	begin_drain(w, "store error");
 }
 
-/* A store call of the loop (`what`) failed with e: logs it, and stops the worker when the
- * error is not transient, or under --until-idle when transient errors did not clear
- * (see WQ__IDLE_STORE_TRIES). */
-static void store_failed(struct wq_worker *w, const char *what, const wq_error *e)
+/* The store took a write. */
+static void store_wrote(struct wq_worker *w)
+{
+	w->store_failures = 0;
+}
+
+/* A store call of the loop (`what`) failed with e: logs it (unless `quiet`: a kept
+ * outcome offered again, already logged once), and stops the worker when the error is
+ * not transient, or under --until-idle when transient errors did not clear (see
+ * WQ__IDLE_STORE_TRIES). */
+static void store_failed_how(struct wq_worker *w, const char *what, const wq_error *e,
+			     int quiet)
 {
 	int64_t now = wq_now();
 
@@ -356,7 +369,8 @@ static void store_failed(struct wq_worker *w, const char *what, const wq_error *
 			    what, e->message);
 		return;
 	}
-	wlog(w, "error", "%s: %s", what, e->message);
+	if (!quiet)
+		wlog(w, "error", "%s: %s", what, e->message);
 	if (w->store_failures++ == 0)
 		w->store_failing_since = now;
 	if (w->until_idle && w->store_failures >= WQ__IDLE_STORE_TRIES &&
@@ -365,6 +379,11 @@ static void store_failed(struct wq_worker *w, const char *what, const wq_error *
 			    "%s: %s; the store kept failing (%d calls in a row): --until-idle "
 			    "gives up",
 			    what, e->message, w->store_failures);
+}
+
+static void store_failed(struct wq_worker *w, const char *what, const wq_error *e)
+{
+	store_failed_how(w, what, e, 0);
 }
 
 /* ------------------------------------------------------------------ outcomes ---- */
@@ -469,6 +488,8 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 {
 	enum wq__finish_kind k = j->saved.kind;
 
+	if (rc == WQ_OK)
+		store_wrote(w);
 	if (rc == WQ_OK && j->uncertain[0]) {
 		wlog(w, "warning",
 		     "task %" PRId64 " attempt %s interrupted: uncertain-effect %s (it found the "
@@ -582,8 +603,12 @@ static void retry_unrecorded(struct wq_worker *w, int give_up)
 		if (!j->unrecorded)
 			continue;
 		rc = WQ__STORE(w->db, finish, &j->saved, &e);
-		if (wq__outcome_keep(rc) && !give_up)
+		if (wq__outcome_keep(rc) && !give_up) {
+			store_failed_how(w, "recording a kept outcome", &e, 1);
+			if (w->phase == WQ__PH_CLOSING)
+				return;
 			continue;
+		}
 		settle_job(w, j, rc, &e);
 	}
 	if (w->phase != WQ__PH_CLOSING)
@@ -862,7 +887,8 @@ static void claim_tasks(struct wq_worker *w)
 		store_failed(w, "claim", &e);
 		return;
 	}
-	w->store_failures = 0;
+	if (n > 0)
+		store_wrote(w);
 	w->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
@@ -1054,6 +1080,7 @@ static void beat_once(struct wq_worker *w)
 	if (w->registered) {
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
+			store_wrote(w);
 			w->last_beat = now;
 		} else if (rc == WQ_ENOTFOUND) {
 			int mine = 0;
