@@ -39,7 +39,13 @@ static int effect_context(int64_t *task_id, int *attempt)
 	return 0;
 }
 
-/* Exit statuses of `effect begin` beyond 0 (new): a shell handler's idiom
+/* stdout of `effect begin`: its first line is the answer (new, done, uncertain); after
+ * `new` and `uncertain` a second line `key <idempotency key>` names the key to hand to
+ * the outside API for this effect (the same in every attempt; with `uncertain`, the key
+ * to ask the outside API whether the earlier attempt's effect happened). After `done`
+ * the recorded result follows instead.
+ *
+ * Exit statuses of `effect begin` beyond 0 (new): a shell handler's idiom
  *   if wakeq effect begin NAME >/dev/null; then do-it; wakeq effect done NAME; fi
  * does the effect only when it is new. */
 enum { EFFECT_EXIT_DONE = 10, EFFECT_EXIT_UNCERTAIN = 11 };
@@ -58,17 +64,20 @@ static int effect_begin(wq_db *db, int64_t task_id, int attempt, const char *nam
 {
 	wq_effect_status st = 0;
 	wq_error err = {0};
-	char *result = NULL;
+	char *result = NULL, key[WQ_IDEMPOTENCY_KEY_BUFSZ];
 	size_t len;
 	wq_rc rc;
 	int ex = 0;
 
-	rc = wq_effect_begin(db, task_id, attempt, name, &st, &result, &err);
+	/* The key first: once the intent is recorded the handler must be able to act on it. */
+	rc = wq_effect_key(db, task_id, name, key, &err);
+	if (rc == WQ_OK)
+		rc = wq_effect_begin(db, task_id, attempt, name, &st, &result, &err);
 	if (rc != WQ_OK)
 		return effect_fail(rc, &err);
 	switch (st) {
 	case WQ_EFFECT_NEW:
-		printf("new\n");
+		printf("new\nkey %s\n", key);
 		break;
 	case WQ_EFFECT_DONE:
 		printf("done\n");
@@ -81,7 +90,7 @@ static int effect_begin(wq_db *db, int64_t task_id, int attempt, const char *nam
 			ex = EFFECT_EXIT_DONE;
 		break;
 	case WQ_EFFECT_UNCERTAIN:
-		printf("uncertain\n");
+		printf("uncertain\nkey %s\n", key);
 		cli_errorf(0, "effect %s is uncertain: an earlier attempt began it and never "
 			      "confirmed it; attempt %lld.%d will end interrupted (uncertain-effect)",
 			   name, (long long)task_id, attempt);

@@ -258,6 +258,24 @@ wq_rc wq_timeline(wq_db *db, int64_t task_id, wq_event **out, size_t *n, wq_erro
 wq_rc wq_operation_find(wq_db *db, const char *tenant, const char *scope, const char *kind,
 			const char *key, int64_t *task_id, wq_error *err);
 
+/*
+ * The idempotency key to hand to outside APIs for one operation: "wq1-" followed by 40
+ * lowercase hex digits (the first 160 bits of SHA-256 over a length-prefixed encoding of
+ * whether the operation is keyed, tenant, scope, kind and the key or generated id). One
+ * string per operation identity, the same in every attempt, different for any two
+ * identities (no key can make two encodings equal), [A-Za-z0-9-] only: safe as an HTTP
+ * header value. Handlers get it as $WAKEQ_IDEMPOTENCY_KEY. `keyed` is wq_task.keyed.
+ * WQ_EINVAL when a field is longer than its maximum.
+ */
+#define WQ_IDEMPOTENCY_KEY_BUFSZ 45 /* "wq1-" + 40 hex digits + NUL */
+wq_rc wq_operation_idempotency_key(const char *tenant, const char *scope, const char *kind,
+				   const char *operation, int keyed,
+				   char out[WQ_IDEMPOTENCY_KEY_BUFSZ], wq_error *err);
+/* The key for effect `name` of an operation, derived the same way from the operation's
+ * idempotency key (above) and the effect's name: what `wakeq effect begin` prints. */
+wq_rc wq_effect_idempotency_key(const char *operation_key, const char *name,
+				char out[WQ_IDEMPOTENCY_KEY_BUFSZ], wq_error *err);
+
 /* One attempt (claim) of a task: the attempt id is "<task_id>.<attempt>". */
 typedef struct wq_attempt {
 	int64_t task_id;
@@ -297,7 +315,7 @@ typedef enum {
  * On WQ_EFFECT_UNCERTAIN the attempt is marked: whatever the handler does next, the
  * attempt ends `interrupted` with reason `uncertain-effect` naming the effect.
  * Beginning the same effect again in the same attempt answers WQ_EFFECT_NEW again.
- * The idempotency key to hand to an outside API is "<operation>:<name>".
+ * The idempotency key to hand to an outside API is wq_effect_key().
  */
 wq_rc wq_effect_begin(wq_db *db, int64_t task_id, int attempt, const char *name,
 		      wq_effect_status *status, char **result, wq_error *err);
@@ -308,6 +326,11 @@ wq_rc wq_effect_begin(wq_db *db, int64_t task_id, int attempt, const char *name,
  * with the same result is WQ_OK. */
 wq_rc wq_effect_done(wq_db *db, int64_t task_id, int attempt, const char *name,
 		     const char *result, wq_error *err);
+/* The idempotency key of effect `name` of task_id's operation (see
+ * wq_effect_idempotency_key): the same for every attempt of the task, different for every
+ * other operation or effect. WQ_ENOTFOUND when there is no such task. */
+wq_rc wq_effect_key(wq_db *db, int64_t task_id, const char *name,
+		    char out[WQ_IDEMPOTENCY_KEY_BUFSZ], wq_error *err);
 
 /* ---------------------------------------------------- retention and doctor (§15) ---- */
 

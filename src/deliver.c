@@ -6,8 +6,11 @@
  *    sent, and every outcome is recorded conditionally on that very attempt and instance,
  *    so an attempt that was recovered meanwhile (its worker declared lost) records
  *    nothing over the next one.
- *  - An outcome that cannot be recorded is dropped here: the delivery stays `sending`
- *    under this instance, no longer in flight, and the next recovery turns it back to
+ *  - An outcome the store does not take (see wq__outcome_keep: a full disk, a lost
+ *    connection) is kept in its slot, still in flight (so recovery leaves it alone), and
+ *    offered again on every tick (wq__deliver_retry_unrecorded) until it is recorded.
+ *    Only when the worker gives up (the drain's deadline) or on a definite refusal is it
+ *    dropped: the delivery stays `sending` and the next recovery turns it back to
  *    pending with a `delivery-uncertain` event. A receiver may then see the same
  *    notification twice, always with the same Idempotency-Key; the inbox never does
  *    (its row is unique per delivery).
@@ -16,6 +19,7 @@
  */
 #include "deliver.h"
 #include "instance.h"
+#include "outcome.h"
 #include "spawn.h"
 
 #include <curl/curl.h>
@@ -55,6 +59,12 @@ struct djob {
 
 	/* command */
 	struct wq__spawn *sp;
+
+	/* The outcome, kept until the store takes it (settle); pointers into this job, the
+	 * claim and the config. */
+	int unrecorded;
+	struct wq__delivery_outcome out;
+	char out_error[WQ_DETAIL_MAX + 1];
 };
 
 struct wq__deliver {
@@ -172,6 +182,8 @@ static void left_sending(struct djob *j)
 	release(j);
 }
 
+static void offer(struct djob *j, int give_up);
+
 /*
  * Records the attempt's outcome and releases the job. A failure retries after the
  * channel's backoff while the round's attempt budget lasts (counted from retry_base, the
@@ -181,40 +193,61 @@ static void left_sending(struct djob *j)
 static void settle(struct djob *j, int failed, int status, const char *error)
 {
 	struct wq__deliver *d = j->d;
-	struct wq__delivery_outcome o;
-	const char *ops = wq__config_operators(d->o.cfg);
-	char when[WQ_TIME_BUFSZ], what[64] = "";
+	struct wq__delivery_outcome *o = &j->out;
 	int max = j->ch ? j->ch->max_attempts : WQ__DELIVERY_MAX_ATTEMPTS;
 	int64_t base = j->ch ? j->ch->retry_backoff : WQ__UNCONFIGURED_BACKOFF;
 	int64_t bmax = j->ch ? j->ch->retry_backoff_max : WQ__UNCONFIGURED_BACKOFF_MAX;
+
+	memset(o, 0, sizeof(*o));
+	o->id = j->c.id;
+	o->attempts = j->c.attempts;
+	o->instance = j->instance;
+	o->status = status;
+	o->now = wq_now();
+	if (!failed) {
+		o->kind = WQ__DELIVERY_DELIVERED;
+		o->inbox = j->type == D_INBOX ? j->name : NULL;
+	} else {
+		wq__strlcpy(j->out_error, error ? error : "", sizeof(j->out_error));
+		o->error = j->out_error;
+		o->max_attempts = j->c.retry_base + max;
+		if (j->c.attempts >= o->max_attempts) {
+			o->kind = WQ__DELIVERY_DEAD;
+			o->operators = wq__config_operators(d->o.cfg);
+		} else {
+			o->kind = WQ__DELIVERY_RETRY;
+			o->next_at = o->now + wq__backoff(base, bmax, j->c.attempts - j->c.retry_base,
+							  wq__random_unit());
+		}
+	}
+	offer(j, 0);
+}
+
+/* Offers j's outcome to the store; logs and releases the job unless the store did not
+ * take it and `give_up` is 0 (then it is kept for the next offer). */
+static void offer(struct djob *j, int give_up)
+{
+	struct wq__deliver *d = j->d;
+	const struct wq__delivery_outcome *o = &j->out;
+	int max = j->ch ? j->ch->max_attempts : WQ__DELIVERY_MAX_ATTEMPTS;
+	char when[WQ_TIME_BUFSZ], what[64] = "";
 	wq_error e;
 	wq_rc rc;
 
-	memset(&o, 0, sizeof(o));
-	o.id = j->c.id;
-	o.attempts = j->c.attempts;
-	o.instance = j->instance;
-	o.status = status;
-	o.now = wq_now();
-	if (!failed) {
-		o.kind = WQ__DELIVERY_DELIVERED;
-		o.inbox = j->type == D_INBOX ? j->name : NULL;
-	} else {
-		o.error = error;
-		o.max_attempts = j->c.retry_base + max;
-		if (j->c.attempts >= o.max_attempts) {
-			o.kind = WQ__DELIVERY_DEAD;
-			o.operators = ops;
-		} else {
-			o.kind = WQ__DELIVERY_RETRY;
-			o.next_at = o.now + wq__backoff(base, bmax, j->c.attempts - j->c.retry_base,
-							wq__random_unit());
-		}
+	WQ__STORE_RETRY(rc, d->o.db, delivery_finish, o, &e);
+	if (wq__outcome_keep(rc) && !give_up) {
+		if (!j->unrecorded)
+			d->o.log(d->o.ud, "warning",
+				 "delivery %" PRId64 " (%s) of task %" PRId64 " attempt %d: the store "
+				 "did not take the outcome (%s); it is kept and recorded once the "
+				 "store takes writes again",
+				 j->c.id, j->c.channel, j->c.task_id, j->c.attempts, e.message);
+		j->unrecorded = 1;
+		return;
 	}
-	WQ__STORE_RETRY(rc, d->o.db, delivery_finish, &o, &e);
-	if (status >= 0)
+	if (o->status >= 0)
 		snprintf(what, sizeof(what), j->type == D_WEBHOOK ? ", HTTP %d" : ", exit %d",
-			 status);
+			 o->status);
 	if (rc == WQ_ESTALE) {
 		d->o.log(d->o.ud, "warning",
 			 "delivery %" PRId64 " (%s) of task %" PRId64 " attempt %d: outcome not "
@@ -222,28 +255,41 @@ static void settle(struct djob *j, int failed, int status, const char *error)
 			 j->c.id, j->c.channel, j->c.task_id, j->c.attempts, e.message);
 	} else if (rc != WQ_OK) {
 		d->o.log(d->o.ud, "error",
-			 "delivery %" PRId64 " (%s) of task %" PRId64 " attempt %d: recording the "
-			 "outcome failed: %s (it stays sending until recovery retries it)",
+			 "delivery %" PRId64 " (%s) of task %" PRId64 " attempt %d: outcome NOT "
+			 "recorded: %s (it stays sending until recovery retries it)",
 			 j->c.id, j->c.channel, j->c.task_id, j->c.attempts, e.message);
-	} else if (o.kind == WQ__DELIVERY_DELIVERED) {
+	} else if (o->kind == WQ__DELIVERY_DELIVERED) {
 		d->o.log(d->o.ud, "info",
 			 "delivery %" PRId64 " (%s) of task %" PRId64 " delivered (attempt %d%s)",
 			 j->c.id, j->c.channel, j->c.task_id, j->c.attempts, what);
-	} else if (o.kind == WQ__DELIVERY_RETRY) {
+	} else if (o->kind == WQ__DELIVERY_RETRY) {
 		d->o.log(d->o.ud, "warning",
 			 "delivery %" PRId64 " (%s) of task %" PRId64 " attempt %d/%d failed: %s; "
 			 "retry at %s",
 			 j->c.id, j->c.channel, j->c.task_id, j->c.attempts - j->c.retry_base, max,
-			 error, wq_time_format(o.next_at, when));
+			 o->error, wq_time_format(o->next_at, when));
 	} else {
 		d->o.log(d->o.ud, "error",
 			 "delivery %" PRId64 " (%s) of task %" PRId64 " is dead after %d attempt(s): "
 			 "%s; reported to inbox:%s ('wakeq deliveries retry %" PRId64 "' sends it "
 			 "again)",
-			 j->c.id, j->c.channel, j->c.task_id, j->c.attempts - j->c.retry_base, error,
-			 ops, j->c.id);
+			 j->c.id, j->c.channel, j->c.task_id, j->c.attempts - j->c.retry_base,
+			 o->error, o->operators, j->c.id);
 	}
 	release(j);
+}
+
+void wq__deliver_retry_unrecorded(struct wq__deliver *d, int give_up)
+{
+	struct djob *j, *next;
+
+	if (!d || d->closing)
+		return;
+	for (j = d->jobs; j; j = next) {
+		next = j->next;
+		if (j->unrecorded)
+			offer(j, give_up);
+	}
 }
 
 /* ------------------------------------------------------------------ webhook ---- */
@@ -644,6 +690,8 @@ void wq__deliver_recover(struct wq__deliver *d, const char *instance)
 static void stop_all(struct wq__deliver *d)
 {
 	for (struct djob *j = d->jobs; j; j = j->next) {
+		if (j->unrecorded)
+			continue; /* nothing running: only its outcome waits (see offer) */
 		j->aborted = 1;
 		if (j->type == D_WEBHOOK) {
 			atomic_store(&j->stop, 1);

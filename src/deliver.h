@@ -57,6 +57,9 @@ int wq__deliver_keeps_alive(struct wq__deliver *d, int64_t horizon_end);
 /* Recovery (heartbeat): deliveries left `sending` by gone instances, or by `instance`
  * without being in flight here, go back to pending with their uncertainty recorded. */
 void wq__deliver_recover(struct wq__deliver *d, const char *instance);
+/* Offers the outcomes the store did not take yet again (every tick); with `give_up`
+ * (the drain's deadline) the ones it still does not take are logged and dropped. */
+void wq__deliver_retry_unrecorded(struct wq__deliver *d, int give_up);
 /* Drain deadline: stops what is in flight without recording an outcome (the deliveries
  * stay `sending`; recovery retries them and records the uncertainty). on_settled follows
  * for each once it has stopped. */

@@ -7,8 +7,7 @@
 
 #include <string.h>
 
-/* [A-Za-z0-9._:-], 1..WQ_EFFECT_NAME_MAX bytes: safe in events, logs and idempotency
- * keys ("<operation>:<name>"). */
+/* [A-Za-z0-9._:-], 1..WQ_EFFECT_NAME_MAX bytes: safe in events and logs. */
 static wq_rc check_effect(int64_t task_id, int attempt, const char *name, wq_error *err)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -66,4 +65,25 @@ wq_rc wq_effect_done(wq_db *db, int64_t task_id, int attempt, const char *name,
 		return wq__err(err, WQ_EINVAL, "effect result is %zu bytes; at most %d are allowed",
 			       strlen(result), WQ_EFFECT_RESULT_MAX);
 	return WQ__STORE(db, effect_done, task_id, attempt, name, result, wq_now(), err);
+}
+
+wq_rc wq_effect_key(wq_db *db, int64_t task_id, const char *name,
+		    char out[WQ_IDEMPOTENCY_KEY_BUFSZ], wq_error *err)
+{
+	char op[WQ_IDEMPOTENCY_KEY_BUFSZ];
+	wq_task t;
+	wq_rc rc;
+
+	if (!db || !out)
+		return wq__err(err, WQ_EINVAL, "wq_effect_key needs a store and an out buffer");
+	if ((rc = check_effect(task_id, 1, name, err)) != WQ_OK)
+		return rc;
+	if ((rc = WQ__STORE(db, get, task_id, &t, err)) != WQ_OK)
+		return rc;
+	/* The derivation of operation.c, the one the worker hands to handlers. */
+	rc = wq_operation_idempotency_key(t.tenant, t.scope, t.kind, t.operation, t.keyed, op,
+					  err);
+	if (rc != WQ_OK)
+		return rc;
+	return wq_effect_idempotency_key(op, name, out, err);
 }

@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "deliver.h"
 #include "instance.h"
+#include "outcome.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -35,6 +36,11 @@
 /* --until-idle waits for pending tasks due within this horizon (short retry backoffs,
  * a task enqueued for "in a moment"); anything due later does not keep it alive. */
 #define WQ__IDLE_HORIZON WQ__US_PER_S
+/* --until-idle gives up on a store that keeps failing with transient errors after this
+ * many failed store calls in a row, and only once they have lasted at least a lease:
+ * long enough for a PostgreSQL restart or a full disk being cleaned up, bounded so that
+ * a batch run never hangs on a store that is not coming back. */
+#define WQ__IDLE_STORE_TRIES 20
 
 enum wq__phase {
 	WQ__PH_NEW = 0,
@@ -43,10 +49,6 @@ enum wq__phase {
 	WQ__PH_KILLING,  /* handlers were sent SIGTERM (SIGKILL after grace) */
 	WQ__PH_CLOSING,  /* unregistered; handles closing */
 };
-
-/* Why the worker stopped a handler. LOST: its attempt belongs to an instance id that
- * was declared lost (beat_once); the store refuses its outcome (stale-outcome). */
-enum wq__stop_why { WQ__STOP_NONE = 0, WQ__STOP_CANCEL, WQ__STOP_DRAIN, WQ__STOP_LOST };
 
 struct wq__job {
 	struct wq__job *next, *prev;
@@ -60,10 +62,11 @@ struct wq__job {
 	struct wq__spawn *sp;                 /* NULL once finished */
 	enum wq__stop_why stop;
 
-	/* An outcome the store could not take yet (WQ_EBUSY after the quick retries, e.g.
-	 * PostgreSQL is restarting): kept with copies of everything it points to and offered
-	 * again on every heartbeat tick, so it is recorded once the store is back, never lost
-	 * and never re-run. The job keeps its slot meanwhile. */
+	/* An outcome the store did not take (anything but a definite answer, see
+	 * wq__outcome_keep: PostgreSQL restarting, a full disk, ...): kept with copies of
+	 * everything it points to and offered again on every poll and heartbeat tick, so it
+	 * is recorded once the store takes writes again, never lost and never re-run. The
+	 * job keeps its slot meanwhile, and the drain waits for it up to drain_timeout. */
 	int unrecorded;
 	struct wq__outcome saved;
 	char *saved_result;
@@ -107,6 +110,11 @@ struct wq_worker {
 	struct wq__deliver *dl; /* delivery slots (deliver.c), apart from handler slots */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
+	/* Store calls failed since the store last took a write (a heartbeat, a claim that
+	 * claimed, a recorded outcome): the --until-idle bound. Reads that succeed do not
+	 * count as recovery: on a full disk they do. */
+	int store_failures;
+	int64_t store_failing_since;
 	wq_rc rc;
 	wq_error err;
 };
@@ -299,6 +307,85 @@ void wq_worker_stop(wq_worker *w)
 		uv_async_send(&w->wake);
 }
 
+/* ------------------------------------------------------------------ store errors ---- */
+
+/*
+ * Transient store errors are worth waiting out: WQ_EBUSY (locked, a PostgreSQL restart or
+ * lost connection), WQ_EIO (a full disk, an I/O error, a read-only or unreachable file:
+ * something outside that can be fixed while the worker waits) and WQ_ENOMEM. Anything
+ * else from the store in the loop — WQ_ESTORE (a corrupt database: "database disk image is
+ * malformed", an unexpected SQL error), WQ_ESCHEMA — will not go away by retrying: the
+ * worker stops (drain, exit 1) instead of logging the same error on every poll.
+ */
+static int store_transient(wq_rc rc)
+{
+	return rc == WQ_EBUSY || rc == WQ_EIO || rc == WQ_ENOMEM;
+}
+
+static void begin_drain(struct wq_worker *w, const char *why);
+
+/* Ends the worker with rc and message: the first such error is what wq_worker_run
+ * returns. */
+static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
+{
+	char msg[sizeof(w->err.message)];
+	va_list ap;
+
+	if (w->rc != WQ_OK) { /* already stopping for a store error: said once */
+		begin_drain(w, "store error");
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wlog(w, "error", "%s", msg);
+	w->rc = rc;
+	w->err.code = rc;
+	wq__strlcpy(w->err.message, msg, sizeof(w->err.message));
+	begin_drain(w, "store error");
+}
+
+/* The store took a write. */
+static void store_wrote(struct wq_worker *w)
+{
+	w->store_failures = 0;
+}
+
+/* A store call of the loop (`what`) failed with e: logs it (unless `quiet`: a kept
+ * outcome offered again, already logged once), and stops the worker when the error is
+ * not transient, or under --until-idle when transient errors did not clear (see
+ * WQ__IDLE_STORE_TRIES). */
+static void store_failed_how(struct wq_worker *w, const char *what, const wq_error *e,
+			     int quiet)
+{
+	int64_t now = wq_now();
+
+	if (!store_transient(e->code)) {
+		store_fatal(w, e->code,
+			    "%s: %s; this store error does not clear by retrying: the worker stops",
+			    what, e->message);
+		return;
+	}
+	if (!quiet)
+		wlog(w, "error", "%s: %s", what, e->message);
+	if (w->store_failures++ == 0)
+		w->store_failing_since = now;
+	if (w->until_idle && w->store_failures >= WQ__IDLE_STORE_TRIES &&
+	    now - w->store_failing_since >= w->cfg->lease)
+		store_fatal(w, e->code,
+			    "%s: %s; the store kept failing (%d calls in a row): --until-idle "
+			    "gives up",
+			    what, e->message, w->store_failures);
+}
+
+static void store_failed(struct wq_worker *w, const char *what, const wq_error *e)
+{
+	store_failed_how(w, what, e, 0);
+}
+
 /* ------------------------------------------------------------------ outcomes ---- */
 
 static void unlink_job(struct wq_worker *w, struct wq__job *j)
@@ -402,6 +489,8 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 {
 	enum wq__finish_kind k = j->saved.kind;
 
+	if (rc == WQ_OK)
+		store_wrote(w);
 	if (rc == WQ_OK && j->uncertain[0]) {
 		wlog(w, "warning",
 		     "task %" PRId64 " attempt %s interrupted: uncertain-effect %s (it found the "
@@ -418,9 +507,12 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 		     "outcome \"%s\" not recorded",
 		     j->t.id, j->attempt_id, j->instance, j->what);
 	} else {
+		/* Given up (the drain's deadline, no memory to keep it, a definite refusal):
+		 * once this instance is unregistered, recovery interrupts the task
+		 * (worker-lost), so the uncertainty stays visible. */
 		wlog(w, "error",
-		     "task %" PRId64 " attempt %s: recording outcome \"%s\" failed: %s (the task "
-		     "stays running until recovery interrupts it)",
+		     "task %" PRId64 " attempt %s: outcome \"%s\" NOT recorded: %s (the task "
+		     "stays running until a recovery finds this worker gone and interrupts it)",
 		     j->t.id, j->attempt_id, j->what, e->message);
 	}
 	unlink_job(w, j);
@@ -466,8 +558,9 @@ static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
 }
 
 /*
- * Records o for job j (retrying WQ_EBUSY briefly); when the store stays unavailable the
- * outcome is kept and offered again by retry_unrecorded(). `note` is extra log text.
+ * Records o for job j (retrying WQ_EBUSY briefly); when the store does not take it (see
+ * wq__outcome_keep) the outcome is kept and offered again by retry_unrecorded(). `note`
+ * is extra log text.
  */
 static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
 		       const char *note)
@@ -486,19 +579,20 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 	o->uncertain_out = j->uncertain;
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
-	if (rc == WQ_EBUSY && save_outcome(j, o) == 0) {
+	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
 		wlog(w, "warning",
-		     "task %" PRId64 " attempt %s %s, but the store is unavailable (%s); the "
-		     "outcome is kept and recorded once the store is back",
+		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
+		     "(%s); it is kept and recorded once the store takes writes again",
 		     j->t.id, j->attempt_id, j->what, e.message);
 		return;
 	}
 	settle_job(w, j, rc, &e);
 }
 
-/* Offers kept outcomes to the store again (heartbeat tick). With `give_up` (shutdown
- * past its deadline) the ones the store still refuses are logged and dropped: recovery
- * will interrupt those tasks (worker-lost), so the uncertainty stays visible. */
+/* Offers kept outcomes (tasks and deliveries) to the store again (poll and heartbeat
+ * ticks). With `give_up` (the drain's deadline) the ones the store still does not take
+ * are logged and dropped: recovery will interrupt those tasks (worker-lost) and retry
+ * those deliveries (delivery-uncertain), so the uncertainty stays visible. */
 static void retry_unrecorded(struct wq_worker *w, int give_up)
 {
 	struct wq__job *j = w->jobs, *next;
@@ -510,157 +604,75 @@ static void retry_unrecorded(struct wq_worker *w, int give_up)
 		if (!j->unrecorded)
 			continue;
 		rc = WQ__STORE(w->db, finish, &j->saved, &e);
-		if (rc == WQ_EBUSY && !give_up)
+		if (wq__outcome_keep(rc) && !give_up) {
+			store_failed_how(w, "recording a kept outcome", &e, 1);
+			if (w->phase == WQ__PH_CLOSING)
+				return;
 			continue;
+		}
 		settle_job(w, j, rc, &e);
 	}
+	if (w->phase != WQ__PH_CLOSING)
+		wq__deliver_retry_unrecorded(w->dl, give_up);
 }
 
-static int64_t retry_at(const struct wq__job *j, int64_t now)
+/* The kind's policy for job j (outcome.h). */
+static void job_policy(const struct wq__job *j, struct wq__run_policy *p)
 {
-	int64_t base = j->kind ? j->kind->retry_backoff : 0;
-	int64_t max = j->kind ? j->kind->retry_backoff_max : 0;
-
-	return now + wq__backoff(base, max, j->t.attempt, wq__random_unit());
-}
-
-/* For kinds that declared their effects safe to repeat: retry when attempts remain,
- * else fail; returns 0 for kinds that hold the task as interrupted. */
-static int policy_retry(struct wq__job *j, struct wq__outcome *o, char *detail, size_t dsz)
-{
-	if (!j->kind || j->kind->on_interrupt != WQ__ON_INTERRUPT_RETRY)
-		return 0;
-	if (j->t.attempt < j->max_attempts) {
-		o->kind = WQ__FINISH_RETRY;
-		o->retry_at = retry_at(j, wq_now());
-	} else {
-		o->kind = WQ__FINISH_FAILED;
-		size_t len = strlen(detail);
-		snprintf(detail + len, dsz - len, "%sattempts exhausted (%d/%d)",
-			 len ? "; " : "", j->t.attempt, j->max_attempts);
+	memset(p, 0, sizeof(*p));
+	p->attempt = j->t.attempt;
+	p->max_attempts = j->max_attempts;
+	if (j->kind) {
+		p->backoff_base = j->kind->retry_backoff;
+		p->backoff_max = j->kind->retry_backoff_max;
+		p->timeout = j->kind->timeout;
+		p->on_interrupt_retry = j->kind->on_interrupt == WQ__ON_INTERRUPT_RETRY;
 	}
-	return 1;
 }
 
-/*
- * Exit status → outcome (SPEC §4). The handler's own word wins when it gives one, even
- * after the worker asked it to stop: 0 and 3 mean it finished (a result is never thrown
- * away), 75 means it stopped before any effect (→ cancelled after a cancel request, else
- * retry). Anything else after a stop by the worker (a signal, another status) leaves the
- * outcome unknown: interrupted with the worker's reason (runtime-limit, drain-deadline,
- * killed/"cancel requested"). A signal nobody here sent is interrupted "killed". Kinds with
- * on_interrupt=retry turn runtime-limit and killed into a retry while attempts remain.
- */
+/* The handler ended (all output read): decide what it means (outcome.c), attach the
+ * result to a success, record. */
 static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 {
 	struct wq__job *j = ud;
 	struct wq_worker *w = j->w;
-	struct wq__outcome o;
-	char reason[WQ_REASON_MAX + 1], detail[WQ_DETAIL_MAX + 1], sha[WQ_SHA256_HEX];
-	char note[256], g[32];
-	int st = r->exit_status, sig = r->term_signal;
-	int by_us = j->stop != WQ__STOP_NONE || r->timed_out;
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+	char sha[WQ_SHA256_HEX], note[256];
 
 	j->sp = NULL;
-	memset(&o, 0, sizeof(o));
-	reason[0] = detail[0] = '\0';
-	o.exit_status = sig ? -1 : st;
-	o.signal = sig;
-	o.reason = reason;
-	o.reason_detail = detail;
-
-	if (r->exec_failed) {
-		const char *m = r->err ? r->err : "";
-		size_t n = strcspn(m, "\n");
-
-		o.kind = WQ__FINISH_FAILED;
-		snprintf(reason, sizeof(reason), "spawn-failed");
-		snprintf(detail, sizeof(detail), "%.*s", (int)n, m);
-	} else if (!sig && st == 0 && r->out_too_large) {
-		o.kind = WQ__FINISH_FAILED;
-		snprintf(reason, sizeof(reason), "result-too-large");
-		snprintf(detail, sizeof(detail), "stdout was %zu bytes; result_max is %zu bytes",
-			 r->out_total, w->cfg->result_max);
-	} else if (!sig && st == 0) {
-		o.kind = WQ__FINISH_SUCCEEDED;
-		o.reason = NULL;
-		o.reason_detail = NULL;
-		if (r->out_len > 0) {
-			wq__sha256_hex(r->out, r->out_len, sha);
-			o.result = r->out;
-			o.result_len = r->out_len;
-			o.result_sha256 = sha;
-		}
-	} else if (!sig && st == 3) {
-		o.kind = WQ__FINISH_SUCCEEDED;
-		o.reason = NULL;
-		o.reason_detail = NULL;
-		o.outcome = "discarded";
-	} else if (!sig && st == 75) {
-		snprintf(reason, sizeof(reason), "exit-75");
-		if (j->stop == WQ__STOP_CANCEL) {
-			o.kind = WQ__FINISH_CANCELLED;
-			o.reason = NULL;
-			o.reason_detail = NULL;
-		} else if (j->t.attempt < j->max_attempts) {
-			o.kind = WQ__FINISH_RETRY;
-			o.reason_detail = NULL;
-			o.retry_at = retry_at(j, wq_now());
-		} else {
-			o.kind = WQ__FINISH_FAILED;
-			snprintf(detail, sizeof(detail), "attempts exhausted (%d/%d)", j->t.attempt,
-				 j->max_attempts);
-		}
-	} else if (by_us) {
-		/* The worker stopped it and it did not say it stopped cleanly: unknown. */
-		char how[48];
-
-		if (sig)
-			snprintf(how, sizeof(how), "signal %d", sig);
-		else
-			snprintf(how, sizeof(how), "exit %d after SIGTERM", st);
-		o.kind = WQ__FINISH_INTERRUPTED;
-		if (j->stop == WQ__STOP_CANCEL) {
-			snprintf(reason, sizeof(reason), "killed");
-			snprintf(detail, sizeof(detail), "cancel requested");
-		} else if (j->stop == WQ__STOP_DRAIN) {
-			snprintf(reason, sizeof(reason), "drain-deadline");
-			snprintf(detail, sizeof(detail), "%s", how);
-		} else if (j->stop == WQ__STOP_LOST) {
-			/* Only for the log: fencing refuses it (stale-outcome). */
-			snprintf(reason, sizeof(reason), "worker-lost");
-			snprintf(detail, sizeof(detail), "stopped: instance declared lost; %s", how);
-		} else {
-			snprintf(reason, sizeof(reason), "runtime-limit");
-			snprintf(detail, sizeof(detail), "timeout %s exceeded; %s",
-				 dur(j->kind ? j->kind->timeout : 0, g, sizeof(g)), how);
-			policy_retry(j, &o, detail, sizeof(detail));
-		}
-	} else if (sig) {
-		o.kind = WQ__FINISH_INTERRUPTED;
-		snprintf(reason, sizeof(reason), "killed");
-		snprintf(detail, sizeof(detail), "signal %d", sig);
-		policy_retry(j, &o, detail, sizeof(detail));
-	} else {
-		o.kind = WQ__FINISH_FAILED;
-		snprintf(reason, sizeof(reason), "exit-%d", st);
-		o.reason_detail = NULL;
+	memset(&f, 0, sizeof(f));
+	f.spawn_failed = r->exec_failed;
+	f.spawn_error = r->err;
+	f.exit_status = r->exit_status;
+	f.term_signal = r->term_signal;
+	f.timed_out = r->timed_out;
+	f.stop = j->stop;
+	f.result_too_large = r->out_too_large;
+	f.out_total = r->out_total;
+	f.result_max = w->cfg->result_max;
+	job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && r->out_len > 0) {
+		wq__sha256_hex(r->out, r->out_len, sha);
+		d.o.result = r->out;
+		d.o.result_len = r->out_len;
+		d.o.result_sha256 = sha;
 	}
-	if (o.reason_detail && !*o.reason_detail)
-		o.reason_detail = NULL;
 
 	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
 	if (r->exec_failed)
 		note[0] = '\0';
 	else
-		stderr_summary(r, o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
+		stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
 	if (r->output_cut) {
 		size_t len = strlen(note);
 
 		snprintf(note + len, sizeof(note) - len,
 			 "; output pipes still open after exit were closed");
 	}
-	finish_job(w, j, &o, note);
+	finish_job(w, j, &d.o, note);
 }
 
 static void on_timeout(struct wq__spawn *sp, void *ud)
@@ -678,6 +690,24 @@ static void on_timeout(struct wq__spawn *sp, void *ud)
 
 /* ------------------------------------------------------------------ starting ---- */
 
+/* The handler of job j could not be started (nothing ran): failed, spawn-failed; or, when
+ * the worker ran out of resources, pending again after the backoff (spawn-resources). */
+static void spawn_failed(struct wq__job *j, const char *why, int resources)
+{
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+
+	memset(&f, 0, sizeof(f));
+	f.spawn_failed = 1;
+	f.spawn_resources = resources;
+	f.spawn_error = why;
+	f.exit_status = -1;
+	job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	finish_job(j->w, j, &d.o, NULL);
+}
+
 static void start_job(struct wq_worker *w, struct wq__claimed *c)
 {
 	struct wq__job *j = calloc(1, sizeof(*j));
@@ -686,8 +716,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	char e_task[48], e_attempt[80], e_op[WQ_KEY_MAX + 32], e_tenant[WQ_NAME_MAX + 32];
 	char e_scope[WQ_NAME_MAX + 32], e_pv[48], e_deadline[WQ_TIME_BUFSZ + 32];
 	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ], ev[160];
+	char idem[WQ_IDEMPOTENCY_KEY_BUFSZ], e_idem[WQ_IDEMPOTENCY_KEY_BUFSZ + 32];
 	char *e_db = NULL;
-	const char *env[10];
+	const char *env[12];
 	size_t ne = 0;
 	int64_t deadline = 0;
 	wq_error e;
@@ -726,14 +757,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	w->jobs = j;
 	w->running++;
 
-	memset(&o, 0, sizeof(o));
-	o.exit_status = -1;
-	o.kind = WQ__FINISH_FAILED;
-	o.reason = "spawn-failed";
 	if (!j->kind) {
 		snprintf(detail, sizeof(detail), "no handler configured for kind %s", j->t.kind);
-		o.reason_detail = detail;
-		finish_job(w, j, &o, NULL);
+		spawn_failed(j, detail, 0);
 		return;
 	}
 
@@ -742,6 +768,14 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	snprintf(e_task, sizeof(e_task), "WAKEQ_TASK_ID=%" PRId64, j->t.id);
 	snprintf(e_attempt, sizeof(e_attempt), "WAKEQ_ATTEMPT_ID=%s", j->attempt_id);
 	snprintf(e_op, sizeof(e_op), "WAKEQ_OPERATION=%s", j->t.operation);
+	/* The key for outside APIs: one per operation identity (operation.c); the operation
+	 * name alone is not (two tenants may use the same key). */
+	if (wq_operation_idempotency_key(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
+					 j->t.keyed, idem, &e) != WQ_OK) {
+		spawn_failed(j, e.message, 0);
+		return;
+	}
+	snprintf(e_idem, sizeof(e_idem), "WAKEQ_IDEMPOTENCY_KEY=%s", idem);
 	snprintf(e_tenant, sizeof(e_tenant), "WAKEQ_TENANT=%s", j->t.tenant);
 	snprintf(e_scope, sizeof(e_scope), "WAKEQ_SCOPE=%s", j->t.scope);
 	snprintf(e_pv, sizeof(e_pv), "WAKEQ_PAYLOAD_VERSION=%d", j->t.payload_version);
@@ -750,6 +784,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	env[ne++] = e_task;
 	env[ne++] = e_attempt;
 	env[ne++] = e_op;
+	env[ne++] = e_idem;
 	env[ne++] = e_tenant;
 	env[ne++] = e_scope;
 	env[ne++] = e_pv;
@@ -791,14 +826,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 		     "task %" PRId64 " attempt %s: cannot start the handler: %s (the worker is "
 		     "out of descriptors, processes or memory; nothing ran)",
 		     j->t.id, j->attempt_id, e.message);
-		o.kind = WQ__FINISH_RETRY;
-		o.reason = "spawn-resources";
-		o.retry_at = retry_at(j, wq_now());
 	}
 	if (rc != WQ_OK) {
-		wq__strlcpy(detail, e.message, sizeof(detail));
-		o.reason_detail = detail;
-		finish_job(w, j, &o, NULL);
+		spawn_failed(j, e.message, rc == WQ_ELIMIT || rc == WQ_ENOMEM);
 		return;
 	}
 
@@ -826,7 +856,7 @@ static void check_idle(struct wq_worker *w)
 		return;
 	WQ__STORE_RETRY(rc, w->db, next_due, w->kinds, w->nkinds, &due, &any_running, &e);
 	if (rc != WQ_OK) {
-		wlog(w, "error", "next_due: %s", e.message);
+		store_failed(w, "next_due", &e);
 		return;
 	}
 	now = wq_now();
@@ -855,7 +885,7 @@ static void claim_tasks(struct wq_worker *w)
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
 		beat_once(w);
-		if (!w->registered)
+		if (!w->registered || w->phase != WQ__PH_RUNNING)
 			return;
 	}
 	/* Handlers of a lost id are being stopped: their tasks may have been retried
@@ -871,9 +901,11 @@ static void claim_tasks(struct wq_worker *w)
 	req.now = wq_now();
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
 	if (rc != WQ_OK) {
-		wlog(w, "error", "claim: %s", e.message);
+		store_failed(w, "claim", &e);
 		return;
 	}
+	if (n > 0)
+		store_wrote(w);
 	w->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
@@ -952,6 +984,9 @@ static void on_poll(uv_timer_t *t)
 {
 	struct wq_worker *w = t->data;
 
+	retry_unrecorded(w, 0);
+	if (w->phase != WQ__PH_RUNNING)
+		return;
 	do_claim(w);
 	check_wakeups(w); /* also notices a reconnect hidden inside a successful call */
 }
@@ -974,7 +1009,7 @@ static void check_cancels(struct wq_worker *w)
 		return;
 	WQ__STORE_RETRY(rc, w->db, cancel_requests, w->self.id, &ids, &n, &e);
 	if (rc != WQ_OK) {
-		wlog(w, "error", "cancel requests: %s", e.message);
+		store_failed(w, "cancel requests", &e);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1011,7 +1046,12 @@ static void apply_policy(struct wq_worker *w)
 		WQ__STORE_RETRY(rc, w->db, interrupted_of_kind, kc->name, WQ__POLICY_BATCH, &ids, &n,
 				&e);
 		if (rc != WQ_OK) {
-			wlog(w, "error", "interrupted tasks of kind %s: %s", kc->name, e.message);
+			char what[WQ_KIND_MAX + 32];
+
+			snprintf(what, sizeof(what), "interrupted tasks of kind %s", kc->name);
+			store_failed(w, what, &e);
+			if (w->phase != WQ__PH_RUNNING && w->phase != WQ__PH_NEW)
+				return;
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -1031,17 +1071,8 @@ static void apply_policy(struct wq_worker *w)
 			r.by = "policy";
 			r.now = wq_now();
 			r.note = note;
-			if (t.attempts < max) {
-				r.decision = WQ_RESOLVE_RETRY;
-				snprintf(note, sizeof(note),
-					 "on_interrupt=retry: %s; attempt %d/%d done, retrying",
-					 t.reason[0] ? t.reason : "interrupted", t.attempts, max);
-			} else {
-				r.decision = WQ_RESOLVE_FAILED;
-				snprintf(note, sizeof(note),
-					 "on_interrupt=retry: %s; attempts exhausted (%d/%d)",
-					 t.reason[0] ? t.reason : "interrupted", t.attempts, max);
-			}
+			r.decision = wq__outcome_interrupt_policy(t.attempts, max, t.reason, note,
+								  sizeof(note));
 			WQ__STORE_RETRY(rc, w->db, resolve, &r, &e);
 			if (rc == WQ_OK)
 				wlog(w, "info", "task %" PRId64 " (%s) resolved by policy: %s", t.id,
@@ -1098,6 +1129,7 @@ static void beat_once(struct wq_worker *w)
 	if (w->registered) {
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
+			store_wrote(w);
 			w->last_beat = now;
 		} else if (rc == WQ_ENOTFOUND) {
 			char g[32];
@@ -1111,7 +1143,7 @@ static void beat_once(struct wq_worker *w)
 			w->registered = 0;
 			wq__instance_new_id(&w->self, &e);
 		} else {
-			wlog(w, "error", "heartbeat: %s", e.message);
+			store_failed(w, "heartbeat", &e);
 		}
 	}
 	if (!w->registered && w->phase <= WQ__PH_RUNNING) {
@@ -1121,7 +1153,10 @@ static void beat_once(struct wq_worker *w)
 			w->last_beat = now;
 			wlog(w, "info", "re-registered as instance %s", w->self.id);
 		} else {
-			wlog(w, "error", "registering instance %s: %s", w->self.id, e.message);
+			char what[WQ_NAME_MAX + 32];
+
+			snprintf(what, sizeof(what), "registering instance %s", w->self.id);
+			store_failed(w, what, &e);
 		}
 	}
 }
@@ -1140,7 +1175,9 @@ static void maintain(struct wq_worker *w, int heartbeat)
 	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wlog, w,
 				  &e);
 	if (rc != WQ_OK)
-		wlog(w, "error", "recovery: %s", e.message);
+		store_failed(w, "recovery", &e);
+	if (w->phase == WQ__PH_CLOSING)
+		return;
 	wq__deliver_recover(w->dl, w->self.id);
 	check_cancels(w);
 	if (w->phase == WQ__PH_RUNNING || w->phase == WQ__PH_NEW)
@@ -1297,17 +1334,19 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 
 	maintain(w, 0); /* recovery before the first claim */
-	w->phase = WQ__PH_RUNNING;
-	watch_wakeups(w);
-	uv_timer_start(&w->poll, on_poll, 0,
-		       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
-	uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),
-		       ms_of(w->cfg->heartbeat) ? ms_of(w->cfg->heartbeat) : 1);
-	if (w->handle_signals) {
-		uv_signal_start(&w->sigterm, on_signal, SIGTERM);
-		uv_signal_start(&w->sigint, on_signal, SIGINT);
+	if (w->phase == WQ__PH_NEW) { /* else a store error already stopped it */
+		w->phase = WQ__PH_RUNNING;
+		watch_wakeups(w);
+		uv_timer_start(&w->poll, on_poll, 0,
+			       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
+		uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),
+			       ms_of(w->cfg->heartbeat) ? ms_of(w->cfg->heartbeat) : 1);
+		if (w->handle_signals) {
+			uv_signal_start(&w->sigterm, on_signal, SIGTERM);
+			uv_signal_start(&w->sigint, on_signal, SIGINT);
+		}
+		check_stop(w);
 	}
-	check_stop(w);
 	uv_run(&w->loop, UV_RUN_DEFAULT);
 
 	if (!sigismember(&old_mask, SIGPIPE)) {

@@ -42,6 +42,7 @@ static wq_rc push_claimed(const struct wq__row *r, void *ctx)
 	x->c.max_attempts = wq__int(r, 7);
 	payload = wq__text(r, 8, &len);
 	x->order_at = wq__i64(r, 9);
+	x->c.keyed = wq__int(r, 10);
 	if (!(x->c.payload = malloc(len + 1)))
 		return WQ_ENOMEM;
 	if (len)

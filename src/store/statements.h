@@ -35,7 +35,7 @@
 /* The columns claim hands out, in the order op_claim.c reads them. */
 #define WQ__CLAIM_COLUMNS                                                                  \
 	"id, attempt, kind, tenant, scope, operation, payload_version, max_attempts, "        \
-	"payload, order_at"
+	"payload, order_at, keyed"
 
 #define WQ__INSTANCE_COLUMNS "id, host, host_id, pid, proc_start, started_at, heartbeat_at"
 

@@ -82,6 +82,7 @@ struct wq__claimed {
 	char tenant[WQ_NAME_MAX + 1];
 	char scope[WQ_NAME_MAX + 1];
 	char operation[WQ_KEY_MAX + 1];
+	int keyed;     /* operation is a caller's key (else a generated id) */
 	int payload_version;
 	int max_attempts;
 	char *payload; /* malloc'd, NUL-terminated */

@@ -1,0 +1,55 @@
+# A store error that retrying cannot clear (README "The worker and its configuration"):
+# `wakeq worker --until-idle` on a corrupt database exits 1 at once with the store's
+# message, instead of logging "database disk image is malformed" on every poll forever.
+# SQLite: pages in the middle of the file overwritten with garbage, the header and the
+# schema page kept. PostgreSQL has no file to corrupt: the tasks table is dropped instead
+# (an undefined table is the same class of error: WQ_ESTORE, not transient).
+. "$WAKEQ_TESTS/conformance/lib.sh"
+
+wq init >/dev/null
+config "$T/w.ini" <<EOF
+[kind.job]
+command = sh $HANDLERS/handler.sh echo
+EOF
+# SQLite: enough pages (payloads of 6 KB) to corrupt some in the middle of the file
+n=1; [ "$BACKEND" = sqlite ] && n=40
+pad=$(printf '%06000d' 0)
+i=0
+while [ $i -lt $n ]; do
+	wq enqueue job --payload "{\"n\":$i,\"pad\":\"$pad\"}" >/dev/null
+	i=$((i + 1))
+done
+
+case "$BACKEND" in
+sqlite)
+	pages=$(( $(wc -c <"$WAKEQ_DB") / 4096 ))
+	[ "$pages" -ge 60 ] || fail "expected a database of at least 60 pages, got $pages"
+	# the middle third (task rows and their payloads, events); page 1 (the header and
+	# the schema) and the first pages (table roots) are untouched
+	# with 0xff bytes: not a valid page type, the same garbage every run
+	tr '\000' '\377' </dev/zero | dd of="$WAKEQ_DB" bs=4096 seek=$((pages / 3)) \
+		count=$((pages / 3)) iflag=fullblock conv=notrunc 2>/dev/null
+	want="malformed" ;;
+postgres)
+	psql -q "$WAKEQ_DB" -c "DROP TABLE tasks CASCADE" >/dev/null
+	want="tasks" ;;
+esac
+
+# The guard: a worker that never returns is killed after 60 s (exit 124).
+set +e
+timeout 60 "$WQ" worker --config "$T/w.ini" --until-idle >"$T/worker.log" 2>&1
+got=$?
+set -e
+[ $got -ne 124 ] || fail "worker --until-idle did not return on a corrupt store within 60 s"
+expect_eq "$got" 1 "exit status of worker --until-idle on a corrupt store"
+last=$(tail -n 1 "$T/worker.log")
+case "$last" in
+*"$want"*) ;;
+*) fail "the worker's last line does not name the store error: $last" ;;
+esac
+# the error is reported once as fatal, not once per poll
+n=$(grep -c "$want" "$T/worker.log" || true)
+[ "$n" -le 4 ] || fail "the store error was logged $n times (expected a clean stop)"
+grep -q "does not clear by retrying" "$T/worker.log" ||
+	fail "the log does not say the error is not transient: $(cat "$T/worker.log")"
+echo ok
