@@ -790,7 +790,8 @@ static size_t emit_object(struct emitter *e, size_t i)
 		if (p->s[i] == ',')
 			i++;
 	}
-	qsort_r(m, n, sizeof *m, member_cmp, (void *)p->s);
+	if (n > 1)
+		qsort_r(m, n, sizeof *m, member_cmp, (void *)p->s);
 	for (size_t k = 1; k < n; k++) {
 		if (member_cmp(&m[k - 1], &m[k], (void *)p->s) == 0) {
 			size_t later = m[k].name > m[k - 1].name ? m[k].name : m[k - 1].name;
