@@ -70,6 +70,17 @@ wq_rc wq__fingerprint_legacy(const char *payload, size_t len, int version,
 /* SHA-256 of data as 64 lowercase hex digits + NUL into hex[WQ_SHA256_HEX]. */
 void wq__sha256_hex(const void *data, size_t len, char hex[WQ_SHA256_HEX]);
 
+/* ---- url.c ---- */
+
+/* url as it may be shown (messages, logs, events, doctor): "scheme://host[:port]/path",
+ * never its user, password, query or fragment; "(unparseable URL)" when libcurl cannot
+ * parse it. Written into buf (truncated to bufsz); returns buf. */
+const char *wq__url_safe(const char *url, char *buf, size_t bufsz);
+
+/* Overwrites with '*' whatever of url's user, password, options, query and fragment
+ * appears in text (a message from libcurl about url, say). */
+void wq__url_scrub(char *text, const char *url);
+
 /* ---- state.c ---- */
 
 /* 1 when `from → to` is an allowed transition of SPEC §2. */
