@@ -145,14 +145,16 @@ static int check_payload(const struct payload *pl)
 static int check_kind(const char *kind)
 {
 	size_t n = strlen(kind);
+	char shown[WQ_KIND_MAX + 8];
 
 	if (n >= 1 && n <= WQ_KIND_MAX && strspn(kind, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 						   "abcdefghijklmnopqrstuvwxyz"
 						   "0123456789._-") == n)
 		return 0;
+	/* shown without control characters: the error stays one line */
 	return cli_errorf(CLI_EXIT_USAGE,
-			  "invalid kind '%s': 1 to %d characters from A-Z a-z 0-9 . _ -", kind,
-			  WQ_KIND_MAX);
+			  "invalid kind '%s': 1 to %d characters from A-Z a-z 0-9 . _ -",
+			  cli_safe(kind, shown, sizeof shown), WQ_KIND_MAX);
 }
 
 /* --at TIME or --in DURATION (from now) into *due; both is a usage error. */
@@ -190,9 +192,11 @@ static int print_enqueued(const wq_enqueued *e, int json)
 		printf("%lld\n", (long long)e->id);
 		return 0;
 	}
-	return cli_print_json(json_pack("{s:I, s:s?, s:s, s:s, s:b}", "id", (json_int_t)e->id,
-					"state", state, "operation", e->operation, "fingerprint",
-					e->fingerprint, "replayed", e->replayed));
+	/* printed after the commit: nothing here may fail on a string jansson cannot encode
+	 * (cli_json_str never does), or a committed task would be reported as an error */
+	return cli_print_json(json_pack("{s:I, s:s?, s:o, s:s, s:b}", "id", (json_int_t)e->id,
+					"state", state, "operation", cli_json_str(e->operation),
+					"fingerprint", e->fingerprint, "replayed", e->replayed));
 }
 
 /* The option values of enqueue, as given. */
