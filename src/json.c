@@ -28,8 +28,10 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <locale.h>
 #include <math.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -863,16 +865,30 @@ static size_t emit_value(struct emitter *e, size_t i)
 	}
 }
 
+/* The "C" locale, for strtod and %e: a program that called setlocale() must not get
+ * "1,5" (or fail to read "1.5"). (locale_t)0 when it could not be made. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
 /* Validates text; with out, also writes its canonical form into *out (malloc'd). */
 static wq_rc canonical(const char *text, size_t len, char **out, size_t *outlen, wq_error *err)
 {
 	struct parser p = {(const unsigned char *)text, len, 0, 0, NULL, 0, 0, err};
 	struct emitter e = {&p, {NULL, 0, 0}, WQ_OK, err};
+	locale_t caller = (locale_t)0;
 	size_t start;
 	wq_rc rc;
 
 	if (!text)
 		return wq__err(err, WQ_EINVAL, "invalid JSON payload: no text");
+	pthread_once(&c_locale_once, make_c_locale);
+	if (c_locale)
+		caller = uselocale(c_locale); /* this thread only; restored below */
 	rc = parse_value(&p);
 	if (rc == WQ_OK) {
 		skip_ws(p.s, p.n, &p.i);
@@ -894,6 +910,8 @@ static wq_rc canonical(const char *text, size_t len, char **out, size_t *outlen,
 		e.o.b = NULL;
 	}
 out:
+	if (caller)
+		uselocale(caller);
 	free(e.o.b);
 	free(p.cont);
 	return rc;
