@@ -6,8 +6,9 @@
 
 #include "cli.h"
 
-/* Reading a payload stops here; the library's own limit is far below it. */
-#define PAYLOAD_READ_MAX (64u * 1024 * 1024)
+/* A payload larger than the library's limit is bad input, however it is given: reading
+ * stops one byte past the limit, so a huge file or stream costs no more than that. */
+#define PAYLOAD_MAX ((size_t)WQ_PAYLOAD_MAX_DEFAULT)
 
 static const struct cli_opt no_opts[] = {CLI_END};
 
@@ -51,7 +52,8 @@ struct payload {
 	char source[320]; /* for messages: "--payload", "payload file 'x'", "payload from stdin" */
 };
 
-/* Reads all of f into a NUL-terminated buffer. 0, or -1 with errno (EFBIG: too large). */
+/* Reads all of f into a NUL-terminated buffer. 0, or -1 with errno (EFBIG: more than
+ * PAYLOAD_MAX bytes). */
 static int read_all(FILE *f, char **out, size_t *len)
 {
 	size_t cap = 4096, n = 0;
@@ -61,17 +63,17 @@ static int read_all(FILE *f, char **out, size_t *len)
 		n += fread(buf + n, 1, cap - n, f);
 		if (ferror(f))
 			break;
+		if (n > PAYLOAD_MAX) {
+			errno = EFBIG;
+			break;
+		}
 		if (n < cap) {
 			buf[n] = '\0';
 			*out = buf;
 			*len = n;
 			return 0;
 		}
-		if (cap >= PAYLOAD_READ_MAX) {
-			errno = EFBIG;
-			break;
-		}
-		cap *= 2;
+		cap = cap * 2 > PAYLOAD_MAX + 1 ? PAYLOAD_MAX + 1 : cap * 2;
 		bigger = realloc(buf, cap + 1);
 		if (!bigger)
 			break;
@@ -81,6 +83,13 @@ static int read_all(FILE *f, char **out, size_t *len)
 		errno = ferror(f) ? EIO : ENOMEM;
 	free(buf);
 	return -1;
+}
+
+/* Oversize is bad input (exit 2) wherever the payload came from, with the limit. */
+static int too_big(const struct payload *pl)
+{
+	return cli_errorf(CLI_EXIT_USAGE, "%s is larger than the payload limit of %zu bytes",
+			  pl->source, PAYLOAD_MAX);
 }
 
 /* Reads the payload named by --payload: JSON text, @FILE or "-" for stdin. */
@@ -95,7 +104,7 @@ static int load_payload(const char *arg, struct payload *pl)
 		snprintf(pl->source, sizeof pl->source, "--payload");
 		pl->text = arg;
 		pl->len = strlen(arg);
-		return 0;
+		return pl->len > PAYLOAD_MAX ? too_big(pl) : 0;
 	}
 	if (arg[0] == '@') {
 		snprintf(pl->source, sizeof pl->source, "payload file '%s'", arg + 1);
@@ -107,14 +116,16 @@ static int load_payload(const char *arg, struct payload *pl)
 		snprintf(pl->source, sizeof pl->source, "payload from stdin");
 	}
 	errno = 0;
-	failed = read_all(f, &pl->owned, &pl->len) != 0;
-	if (failed)
-		cli_errorf(CLI_EXIT_ERROR, "cannot read %s: %s", pl->source,
-			   errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+	failed = read_all(f, &pl->owned, &pl->len) != 0 ? errno : 0;
 	if (f != stdin)
 		fclose(f);
 	pl->text = pl->owned;
-	return failed ? CLI_EXIT_ERROR : 0;
+	if (failed == EFBIG)
+		return too_big(pl);
+	if (failed)
+		return cli_errorf(CLI_EXIT_ERROR, "cannot read %s: %s", pl->source,
+				  strerror(failed));
+	return 0;
 }
 
 static int check_payload(const struct payload *pl)
@@ -134,14 +145,16 @@ static int check_payload(const struct payload *pl)
 static int check_kind(const char *kind)
 {
 	size_t n = strlen(kind);
+	char shown[WQ_KIND_MAX + 8];
 
 	if (n >= 1 && n <= WQ_KIND_MAX && strspn(kind, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 						   "abcdefghijklmnopqrstuvwxyz"
 						   "0123456789._-") == n)
 		return 0;
+	/* shown without control characters: the error stays one line */
 	return cli_errorf(CLI_EXIT_USAGE,
-			  "invalid kind '%s': 1 to %d characters from A-Z a-z 0-9 . _ -", kind,
-			  WQ_KIND_MAX);
+			  "invalid kind '%s': 1 to %d characters from A-Z a-z 0-9 . _ -",
+			  cli_safe(kind, shown, sizeof shown), WQ_KIND_MAX);
 }
 
 /* --at TIME or --in DURATION (from now) into *due; both is a usage error. */
@@ -179,9 +192,11 @@ static int print_enqueued(const wq_enqueued *e, int json)
 		printf("%lld\n", (long long)e->id);
 		return 0;
 	}
-	return cli_print_json(json_pack("{s:I, s:s?, s:s, s:s, s:b}", "id", (json_int_t)e->id,
-					"state", state, "operation", e->operation, "fingerprint",
-					e->fingerprint, "replayed", e->replayed));
+	/* printed after the commit: nothing here may fail on a string jansson cannot encode
+	 * (cli_json_str never does), or a committed task would be reported as an error */
+	return cli_print_json(json_pack("{s:I, s:s?, s:o, s:s, s:b}", "id", (json_int_t)e->id,
+					"state", state, "operation", cli_json_str(e->operation),
+					"fingerprint", e->fingerprint, "replayed", e->replayed));
 }
 
 /* The option values of enqueue, as given. */

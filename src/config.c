@@ -207,15 +207,19 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 		else
 			return fail(p, WQ_ECONFIG, "type: '%s' is not webhook or command%s", v, "");
 		return 1;
-	case K_URL:
+	case K_URL: {
+		char shown[INI_LINE_LIMIT + 1];
 		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
 		    !token_ok(v, INI_LINE_LIMIT) || strcmp(v, "http://") == 0 ||
 		    strcmp(v, "https://") == 0)
+			/* shown without user, password or query: they are credentials */
 			return fail(p, WQ_ECONFIG,
-				    "url: '%s' is not an http:// or https:// URL (no spaces)%s", v, "");
+				    "url: '%s' is not an http:// or https:// URL (no spaces)%s",
+				    wq__url_safe(v, shown, sizeof shown), "");
 		free(*(char **)field);
 		*(char **)field = strdup(v);
 		return *(char **)field ? 1 : fail(p, WQ_ENOMEM, "%s%s: out of memory", k->name, "");
+	}
 	case K_RECIPIENT:
 		if (!token_ok(v, WQ_NAME_MAX - 6))
 			return fail(p, WQ_ECONFIG,

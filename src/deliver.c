@@ -455,6 +455,7 @@ static void webhook_done(uv_work_t *w, int status)
 		return;
 	}
 	safe_line(line, sizeof(line), j->curl_err[0] ? j->curl_err : curl_easy_strerror(j->cres));
+	wq__url_scrub(line, j->ch->url); /* curl may quote the URL: no credentials in events */
 	snprintf(err, sizeof(err), "curl: %s", line);
 	settle(j, 1, -1, err);
 }

@@ -53,13 +53,33 @@ double wq__random_unit(void);
 
 /* ---- json.c ---- */
 
-/* The operation fingerprint: SHA-256 over "v<version>\n" + the canonical JSON of the
- * payload. WQ_EINVAL for invalid JSON. */
+/* The operation fingerprint: SHA-256 over "jcs1\nv<version>\n" + the canonical JSON of
+ * the payload (RFC 8785, integers keeping all their digits: see json.c). WQ_EINVAL for
+ * invalid JSON. */
 wq_rc wq__fingerprint(const char *payload, size_t len, int version, char hex[WQ_SHA256_HEX],
 		      wq_error *err);
 
+/* The fingerprint of version 0.1.0, unchanged: SHA-256 over "v<version>\n" + jansson's
+ * sorted compact form. Only to compare with fingerprints stored by that version (a replay
+ * matches when the stored fingerprint equals either). Fails (WQ_EINVAL) for payloads
+ * 0.1.0 refused, such as integers beyond 64 bits or "\u0000": those have no legacy
+ * fingerprint and so no legacy match. */
+wq_rc wq__fingerprint_legacy(const char *payload, size_t len, int version,
+			     char hex[WQ_SHA256_HEX], wq_error *err);
+
 /* SHA-256 of data as 64 lowercase hex digits + NUL into hex[WQ_SHA256_HEX]. */
 void wq__sha256_hex(const void *data, size_t len, char hex[WQ_SHA256_HEX]);
+
+/* ---- url.c ---- */
+
+/* url as it may be shown (messages, logs, events, doctor): "scheme://host[:port]/path",
+ * never its user, password, query or fragment; "(unparseable URL)" when libcurl cannot
+ * parse it. Written into buf (truncated to bufsz); returns buf. */
+const char *wq__url_safe(const char *url, char *buf, size_t bufsz);
+
+/* Overwrites with '*' whatever of url's user, password, options, query and fragment
+ * appears in text (a message from libcurl about url, say). */
+void wq__url_scrub(char *text, const char *url);
 
 /* ---- state.c ---- */
 

@@ -43,6 +43,7 @@ struct wq__new_task {
 	int max_attempts;
 	const char *key;         /* operation key, or NULL: `operation` is a generated id */
 	const char *fingerprint; /* hex: SHA-256 of "v<version>\n" + canonical payload */
+	const char *fingerprint_legacy; /* hex, or NULL: wq__fingerprint_legacy; a replay also matches it */
 	const char *notify;      /* JSON array of channel strings ("inbox:alice"), or NULL */
 	int64_t now;
 };

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -215,6 +216,49 @@ static void channel_errors(void **state)
 		     "t.ini:2: delivery_concurrency");
 }
 
+static void url_shown(const char *url, const char *want)
+{
+	char buf[256];
+	assert_string_equal(wq__url_safe(url, buf, sizeof buf), want);
+}
+
+/* URLs in messages: scheme, host, port and path; never user, password, query, fragment */
+static void urls_are_redacted(void **state)
+{
+	char msg[160];
+	wq_error e = {0};
+	wq_config *c = NULL;
+	(void)state;
+	url_shown("http://user:secret@127.0.0.1:9/hook?token=abc", "http://127.0.0.1:9/hook");
+	url_shown("https://example.org/a/b#frag", "https://example.org/a/b");
+	url_shown("https://[::1]:8443/x?k=v", "https://[::1]:8443/x");
+	url_shown("http://h", "http://h/");
+	url_shown("postgresql://u:pw@db.local:5433/wq?password=pw&sslmode=require",
+		  "postgresql://db.local:5433/wq");
+	url_shown("http://user:secret@h/a b?token=abc", "(unparseable URL)");
+	url_shown("user:secret", "(unparseable URL)");
+	/* a message that quotes parts of the URL */
+	snprintf(msg, sizeof msg, "curl: failed for user 'bob' with s3cr%%21t at h/x?tok=42 (s3cr!t)");
+	wq__url_scrub(msg, "http://bob:s3cr%21t@h/x?tok=42");
+	assert_null(strstr(msg, "bob"));
+	assert_null(strstr(msg, "s3cr"));
+	assert_null(strstr(msg, "tok=42"));
+	assert_non_null(strstr(msg, "curl: failed for user"));
+	/* the config error about a bad url, and about a key next to a good one */
+	assert_int_equal(wq_config_parse("[kind.a]\ncommand=x\n[channel.o]\ntype = webhook\n"
+					 "url = ftp://user:secret@h:21/x?token=abc\n",
+					 "t.ini", &c, &e), WQ_ECONFIG);
+	assert_non_null(strstr(e.message, "t.ini:5: url: 'ftp://h:21/x' is not"));
+	assert_null(strstr(e.message, "secret"));
+	assert_null(strstr(e.message, "token"));
+	assert_int_equal(wq_config_parse("[kind.a]\ncommand=x\n[channel.o]\ntype = webhook\n"
+					 "url = http://user:secret@h/x?token=abc\ntimeout = soon\n",
+					 "t.ini", &c, &e), WQ_ECONFIG);
+	assert_non_null(strstr(e.message, "t.ini:6: timeout"));
+	assert_null(strstr(e.message, "secret"));
+	assert_null(strstr(e.message, "token"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +267,7 @@ int main(void)
 		cmocka_unit_test(long_line_is_refused_not_split),
 		cmocka_unit_test(load_missing_file), cmocka_unit_test(argv_split),
 		cmocka_unit_test(channels),	   cmocka_unit_test(channel_errors),
+		cmocka_unit_test(urls_are_redacted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
