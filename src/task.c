@@ -140,11 +140,11 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 {
 	const char *payload = o && o->payload ? o->payload : "{}";
 	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
-	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
+	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], fp_legacy[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
 	char *notify = NULL;
 	struct wq__new_task t;
 	struct wq__enqueued_row row;
-	int version;
+	int version, have_legacy = 0;
 	wq_rc rc;
 
 	if (!db || !o)
@@ -157,6 +157,10 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	/* also the JSON validation, with the error's position */
 	if ((rc = wq__fingerprint(payload, len, version, fp, err)) != WQ_OK)
 		return rc;
+	/* Operations recorded by 0.1.0 hold the legacy fingerprint: a replay of one must still
+	 * be recognised. Inputs 0.1.0 refused have none (and cannot match a stored one). */
+	if (o->key && wq__fingerprint_legacy(payload, len, version, fp_legacy, NULL) == WQ_OK)
+		have_legacy = 1;
 	if ((rc = notify_json(o, &notify, err)) != WQ_OK)
 		return rc;
 
@@ -169,6 +173,7 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	t.operation = o->key ? o->key : op;
 	t.key = o->key;
 	t.fingerprint = fp;
+	t.fingerprint_legacy = have_legacy ? fp_legacy : NULL;
 	t.notify = notify;
 	t.payload = payload;
 	t.payload_len = len;

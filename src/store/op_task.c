@@ -101,7 +101,8 @@ static wq_rc op_claim(struct wq__store *s, struct enq *q, wq_error *err)
 static wq_rc enqueue_existing(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
-	int same = strcmp(q->stored, t->fingerprint) == 0;
+	int same = strcmp(q->stored, t->fingerprint) == 0 ||
+		   (t->fingerprint_legacy && strcmp(q->stored, t->fingerprint_legacy) == 0);
 	wq_rc rc = WQ_OK;
 
 	if (q->state && same)

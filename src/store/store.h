@@ -42,7 +42,7 @@ struct wq__new_task {
 	int64_t order_at; /* due_at minus the priority's head start; claim order key */
 	int max_attempts;
 	const char *key;         /* operation key, or NULL: `operation` is a generated id */
-	const char *fingerprint; /* hex: SHA-256 of "v<version>\n" + canonical payload */
+	const char *fingerprint; /* hex: SHA-256 of "jcs1\nv<version>\n" + RFC 8785 payload */
 	const char *fingerprint_legacy; /* hex, or NULL: wq__fingerprint_legacy; a replay also matches it */
 	const char *notify;      /* JSON array of channel strings ("inbox:alice"), or NULL */
 	int64_t now;

@@ -430,6 +430,36 @@ static void keyed_enqueue_replay_and_conflict(void **state)
 	assert_int_equal(events_of(f, a, "conflict", NULL), 1);
 }
 
+/* An operation recorded by 0.1.0 holds the legacy fingerprint: the same input offered
+ * with the new fingerprint and its legacy one is a replay, not a conflict. */
+static void legacy_fingerprint_replays(void **state)
+{
+	struct fx *f = *state;
+	struct wq__new_task t;
+	struct wq__enqueued_row row, again;
+	wq_error e;
+
+	memset(&t, 0, sizeof(t));
+	t.kind = "k";
+	t.tenant = t.scope = "";
+	t.operation = t.key = "old-1";
+	t.payload = "{}";
+	t.payload_len = 2;
+	t.payload_version = 1;
+	t.payload_sha256 = FP;
+	t.fingerprint = "aa23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; /* as 0.1.0 stored it */
+	t.max_attempts = 1;
+	t.now = f->now;
+	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
+	t.fingerprint = "bb23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; /* this version's algorithm */
+	t.fingerprint_legacy = "aa23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_int_equal(M->enqueue(f->s, &t, &again, &e), WQ_OK);
+	assert_int_equal(again.replayed, 1);
+	assert_int_equal(again.id, row.id);
+	t.fingerprint_legacy = "cc23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; /* other input: still a conflict */
+	assert_int_equal(M->enqueue(f->s, &t, &again, &e), WQ_ECONFLICT);
+}
+
 /* An instance reaped while running: its task is interrupted, and its late outcome is
  * stale. */
 static void reap_interrupts_and_fences(void **state)
@@ -470,6 +500,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(instance_register_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(keyed_enqueue_replay_and_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(reap_interrupts_and_fences, setup, teardown),
+		cmocka_unit_test_setup_teardown(legacy_fingerprint_replays, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
