@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --timeout 300
 
-.PHONY: all build deps check check-normal check-asan demo install clean
+.PHONY: all build deps check check-normal check-asan demo install uninstall clean
 
 all: build
 
@@ -28,6 +28,11 @@ demo: build
 
 install: build
 	cmake --install $(BUILD)
+
+# Removes what `make install` installed (CMake's manifest of it).
+uninstall:
+	@test -f $(BUILD)/install_manifest.txt || { echo "nothing installed from $(BUILD)"; exit 1; }
+	xargs rm -f < $(BUILD)/install_manifest.txt
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) demo

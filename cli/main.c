@@ -41,7 +41,7 @@ static int finish(int ex)
 
 static int print_version(void)
 {
-	printf("wakeq %s (schema version %d)\n", WQ_VERSION_STRING, wq_schema_version());
+	printf("wakeq %s (schema version %d)\n", wq_version(), wq_schema_version());
 	return 0;
 }
 
@@ -61,7 +61,7 @@ static int global_options(struct cli *cli, int argc, char **argv, int *ex)
 			cli->db_opt = argv[++i];
 		} else if (strncmp(arg, "--db=", 5) == 0) {
 			cli->db_opt = arg + 5;
-		} else if (strcmp(arg, "--version") == 0) {
+		} else if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
 			*ex = print_version();
 			return -1;
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -94,6 +94,8 @@ int main(int argc, char **argv)
 		cli_usage(stdout);
 		return finish(0);
 	}
+	if (strcmp(argv[i], "version") == 0)
+		return finish(print_version());
 	cmd = find_command(argv[i]);
 	if (!cmd)
 		return cli_errorf(CLI_EXIT_USAGE, "unknown command '%s' (see 'wakeq help')",

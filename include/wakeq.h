@@ -120,6 +120,10 @@ const char *wq_db_backend(const wq_db *db);
 /* Schema version this binary writes. */
 int wq_schema_version(void);
 
+/* The library's version ("0.1.0"): the one it was built as, which may differ from the
+ * WQ_VERSION_STRING a program was compiled against when it links libwakeq.so. */
+const char *wq_version(void);
+
 /* ------------------------------------------------------------------ tasks ---- */
 
 #define WQ_KIND_MAX 64       /* [A-Za-z0-9._-], 1..64 bytes */

@@ -60,3 +60,8 @@ int wq_schema_version(void)
 {
 	return WQ_SCHEMA_VERSION;
 }
+
+const char *wq_version(void)
+{
+	return WQ_VERSION_STRING;
+}
