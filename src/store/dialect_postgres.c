@@ -14,15 +14,12 @@
 #define D_PICK(sub) "id = ANY (ARRAY (" sub "))"
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
+#define D_RETURNING_ID " RETURNING id"
 /* Identity columns never hand out an id twice. */
 #define D_ID_COL ""
 #define D_NEXT_ID(tbl) ""
 
-static const char *const texts[WQ__SQL_COUNT] = {
-#define WQ__SQL_TEXT(id, text) [id] = text,
-	WQ__SQL_STATEMENTS(WQ__SQL_TEXT)
-#undef WQ__SQL_TEXT
-};
+WQ__SQL_TEXTS;
 
 static const char *postgres_text(int id)
 {
@@ -44,6 +41,8 @@ static const char *postgres_text(int id)
 		       "AS json)) WITH ORDINALITY AS c (value, n) WHERE t.id = $1 "
 		       "AND t.notify IS NOT NULL ORDER BY c.n ON CONFLICT (task_id, channel) "
 		       "DO NOTHING RETURNING id, channel";
+	case SQL_LAST_ID: /* (unused: inserts return their id) */
+		return "SELECT lastval()";
 	case SQL_PRUNE_FLOOR: /* identities never go back */
 		return "SELECT 1";
 	default:

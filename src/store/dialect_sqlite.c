@@ -12,6 +12,7 @@
 #define D_PICK(sub) "id IN (" sub ")"
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
+#define D_RETURNING_ID ""
 /* A rowid would be max(rowid) + 1: the id of a pruned newest row would come back. */
 #define D_ID_COL "id, "
 #define D_NEXT_ID(tbl)                                                                     \
@@ -20,11 +21,7 @@
 
 #define WQ__FLOOR(tbl) "SELECT '" tbl "', coalesce(max(id), 0) FROM " tbl
 
-static const char *const texts[WQ__SQL_COUNT] = {
-#define WQ__SQL_TEXT(id, text) [id] = text,
-	WQ__SQL_STATEMENTS(WQ__SQL_TEXT)
-#undef WQ__SQL_TEXT
-};
+WQ__SQL_TEXTS;
 
 static const char *sqlite_text(int id)
 {
@@ -34,6 +31,8 @@ static const char *sqlite_text(int id)
 		       "AND name = 'schema_version'), (SELECT count(*) FROM sqlite_master "
 		       "WHERE type = 'table' AND name <> 'schema_version' "
 		       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\')";
+	case SQL_LAST_ID:
+		return "SELECT last_insert_rowid()";
 	case SQL_MIGRATE_LOCK: /* BEGIN IMMEDIATE holds the write lock already */
 	case SQL_NOTIFY:
 		return "SELECT 1";

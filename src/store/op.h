@@ -1,11 +1,8 @@
 /*
- * op.h — what the store operations (op_*.c) share: the store handle, and the few helpers
- * through which they reach a driver (sql.c). Not seen outside src/store.
- *
- * Shape of every operation: validate (WQ_EINVAL, nothing touched), wq__begin, a body of
- * statements run with wq__run / wq__rows, then wq__end, which commits when the body
- * succeeded (or asked to keep its writes with s->keep) and rolls back otherwise. Every
- * state change is a conditional UPDATE whose row count is checked.
+ * op.h — what the store operations (op_*.c) share: the store handle and the helpers of
+ * sql.c through which they reach a driver. Every operation: validate (WQ_EINVAL, nothing
+ * touched), wq__begin, statements (wq__run, wq__select, ...), wq__end, which commits when
+ * the body succeeded or asked to keep its writes (s->keep), and rolls back otherwise.
  */
 #ifndef WQ_STORE_OP_H
 #define WQ_STORE_OP_H
@@ -25,7 +22,6 @@ struct wq__store {
 	const struct wq__sql_driver *drv;
 	struct wq__conn *c; /* owned */
 	const struct wq__dialect *d;
-	int in_tx;
 	/* Within wq__begin..wq__end: */
 	int keep;        /* commit although the body returns an error (stale, conflict) */
 	int retry_safe;  /* a repeat of this operation recognises its own earlier commit: a
@@ -71,6 +67,10 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err);
  * its row count. */
 wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
 	      const char *what, wq_error *err);
+/* An INSERT ... D_RETURNING_ID: *newid is the new row's id, 0 when it inserted nothing
+ * (ON CONFLICT DO NOTHING). */
+wq_rc wq__insert(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *newid,
+		 const char *what, wq_error *err);
 /* One write statement in its own write transaction; safe to repeat (a lost COMMIT
  * answer is WQ_EBUSY). */
 wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
@@ -116,8 +116,6 @@ struct wq__vec {
 };
 /* A zeroed new last element, or NULL (out of memory). */
 void *wq__push(struct wq__vec *v);
-/* Hands out the array (NULL when empty) and forgets it. */
-void *wq__take(struct wq__vec *v, size_t *n);
 
 /* Appends one event; `detail` (NULL: "{}") is consumed. */
 wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,

@@ -77,11 +77,11 @@ static wq_rc op_claim(struct wq__store *s, struct enq *q, wq_error *err)
 	wq_rc rc;
 
 	for (tries = 0; tries < 2; tries++) {
-		rc = wq__rows(s, SQL_OP_INSERT,
-			      WQ__ARGS(WQ__AT(t->tenant), WQ__AT(t->scope), WQ__AT(t->kind),
-				       WQ__AT(t->key), WQ__AT(t->fingerprint),
-				       WQ__AI(t->payload_version), WQ__AI(t->now)),
-			      wq__read_i64, &q->op_id, NULL, "insert operation", err);
+		rc = wq__insert(s, SQL_OP_INSERT,
+				WQ__ARGS(WQ__AT(t->tenant), WQ__AT(t->scope), WQ__AT(t->kind),
+					 WQ__AT(t->key), WQ__AT(t->fingerprint),
+					 WQ__AI(t->payload_version), WQ__AI(t->now)),
+				&q->op_id, "insert operation", err);
 		if (rc || q->op_id)
 			return rc;
 		rc = wq__select1(s, SQL_OP_GET,
@@ -137,15 +137,14 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc || q->found)
 			return rc ? rc : enqueue_existing(s, q, err);
 	}
-	rc = wq__rows(s, SQL_TASK_INSERT,
-		      WQ__ARGS(WQ__AT(t->kind), WQ__AT(t->tenant), WQ__AT(t->scope),
-			       WQ__AT(t->operation), WQ__AT(q->payload),
-			       WQ__AI(t->payload_len), WQ__AT(t->payload_sha256),
-			       WQ__AI(t->payload_version), WQ__AI(t->priority), WQ__AI(t->due_at),
-			       WQ__AI(t->order_at), WQ__AI(t->now), WQ__AI(t->max_attempts),
-			       WQ__AI(t->key != NULL), WQ__AT(t->fingerprint),
-			       t->notify ? WQ__AT(t->notify) : WQ__ANULL),
-		      wq__read_i64, &q->id, NULL, "insert task", err);
+	rc = wq__insert(s, SQL_TASK_INSERT,
+			WQ__ARGS(WQ__AT(t->kind), WQ__AT(t->tenant), WQ__AT(t->scope),
+				 WQ__AT(t->operation), WQ__AT(q->payload), WQ__AI(t->payload_len),
+				 WQ__AT(t->payload_sha256), WQ__AI(t->payload_version),
+				 WQ__AI(t->priority), WQ__AI(t->due_at), WQ__AI(t->order_at),
+				 WQ__AI(t->now), WQ__AI(t->max_attempts), WQ__AI(t->key != NULL),
+				 WQ__AT(t->fingerprint), t->notify ? WQ__AT(t->notify) : WQ__ANULL),
+			&q->id, "insert task", err);
 	if (rc == WQ_ECONFLICT)
 		rc = wq__err(err, WQ_ECONFLICT, "operation %s already exists", t->operation);
 	if (rc)
@@ -192,12 +191,9 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	    (rc = wq__check_utf8("notify channels", t->notify, err)))
 		return rc;
 	/* The payload is text in the store: NUL-terminated here, whatever the caller had. */
-	len = t->payload ? t->payload_len : 0;
-	if (!(payload = malloc(len + 1)))
+	len = t->payload ? t->payload_len : 0; /* valid JSON: no NUL inside */
+	if (!(payload = strndup(t->payload ? t->payload : "", len)))
 		return wq__err(err, WQ_ENOMEM, "out of memory (payload of %zu bytes)", len);
-	if (len)
-		memcpy(payload, t->payload, len);
-	payload[len] = '\0';
 	memset(&q, 0, sizeof(q));
 	q.t = t;
 	q.payload = payload;

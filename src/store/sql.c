@@ -66,28 +66,18 @@ wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 
 	s->keep = 0;
 	s->retry_safe = 0;
-	if (e)
-		return wq__sql_fail(s, e, "begin", err);
-	s->in_tx = 1;
-	return WQ_OK;
+	return e ? wq__sql_fail(s, e, "begin", err) : WQ_OK;
 }
 
 wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 {
-	int e;
+	int e = rc == WQ_OK || s->keep ? s->drv->commit(s->c) : -1; /* -1: roll back */
 
-	s->commit_lost = 0;
-	if (rc == WQ_OK || s->keep) {
-		e = s->drv->commit(s->c);
-		if (e) {
-			s->commit_lost = e == WQ__SQL_COMMIT_UNKNOWN;
-			rc = wq__sql_fail(s, e, "commit", err);
-			s->drv->rollback(s->c);
-		}
-	} else {
+	s->commit_lost = e == WQ__SQL_COMMIT_UNKNOWN;
+	if (e > 0)
+		rc = wq__sql_fail(s, e, "commit", err);
+	if (e)
 		s->drv->rollback(s->c);
-	}
-	s->in_tx = 0;
 	s->keep = 0;
 	s->retry_safe = 0;
 	return rc;
@@ -133,6 +123,35 @@ wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64
 	      const char *what, wq_error *err)
 {
 	return query(s, id, a, n, NULL, NULL, NULL, changes, what, err);
+}
+
+wq_rc wq__insert(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *newid,
+		 const char *what, wq_error *err)
+{
+	int64_t changes = 0;
+	size_t rows = 0;
+	wq_rc rc;
+
+	*newid = 0;
+	rc = query(s, id, a, n, wq__read_i64, newid, &rows, &changes, what, err);
+	if (!rc && rows == 0 && changes == 1)
+		rc = query(s, SQL_LAST_ID, NULL, 0, wq__read_i64, newid, NULL, NULL, what, err);
+	return rc;
+}
+
+/* Hands out the array (NULL when empty) and forgets it. */
+static void *wq__take(struct wq__vec *v, size_t *n)
+{
+	void *p = v->p;
+
+	*n = v->n;
+	if (v->n == 0) {
+		free(p);
+		p = NULL;
+	}
+	v->p = NULL;
+	v->n = v->cap = 0;
+	return p;
 }
 
 static void fill(const struct wq__row *r, const struct wq__col *cols, size_t n, void *dst)
@@ -240,19 +259,6 @@ void *wq__push(struct wq__vec *v)
 	return p;
 }
 
-void *wq__take(struct wq__vec *v, size_t *n)
-{
-	void *p = v->p;
-
-	*n = v->n;
-	if (v->n == 0) {
-		free(p);
-		p = NULL;
-	}
-	v->p = NULL;
-	v->n = v->cap = 0;
-	return p;
-}
 
 wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		const char *type, const char *instance, json_t *detail, wq_error *err)

@@ -12,6 +12,8 @@
  *                     (an IN over SKIP LOCKED may be re-run per row and claim too much)
  *   D_TEXTS(p)        the strings of JSON array text p, as a sub-select
  *   D_IDS(p)          the integers of JSON array text p, as a sub-select
+ *   D_RETURNING_ID    " RETURNING id" of an insert; SQLite: "" (RETURNING costs it a
+ *                     temporary table), the id then comes from SQL_LAST_ID
  *   D_ID_COL, D_NEXT_ID(tbl)
  *                     SQLite names the id of a new task, event, delivery or inbox row:
  *                     above every id the table ever had (id_floor keeps the highest id
@@ -25,7 +27,7 @@
 #ifndef WQ_STATEMENTS_H
 #define WQ_STATEMENTS_H
 
-/* The columns of a wq_task, in the order op_task.c's read_task() reads them. */
+/* The columns of a wq_task, in the order of op_task.c's task_cols. */
 #define WQ__TASK_COLUMNS                                                                   \
 	"id, kind, tenant, scope, operation, state, priority, payload_version, payload_size, " \
 	"payload_sha256, attempt, max_attempts, created_at, updated_at, due_at, started_at, " \
@@ -56,6 +58,8 @@
 	/* script text run before each migration step, in its transaction */                \
 	X(SQL_MIGRATE_LOCK, NULL)                                                           \
 	X(SQL_NOTIFY, NULL)                                                                 \
+	/* the id of the row an insert without D_RETURNING_ID made */                       \
+	X(SQL_LAST_ID, NULL)                                                                \
 	/* ---- tasks (op_task.c) ---- */                                                   \
 	X(SQL_EVENT_INSERT, "INSERT INTO events (" D_ID_COL "task_id, at, attempt, type, "  \
 	  "instance, detail) VALUES (" D_NEXT_ID("events") "$1, $2, $3, $4, $5, $6)")       \
@@ -63,7 +67,7 @@
 	  "operation, payload, payload_size, payload_sha256, payload_version, priority, "   \
 	  "state, due_at, order_at, created_at, updated_at, max_attempts, keyed, "          \
 	  "fingerprint, notify) VALUES (" D_NEXT_ID("tasks") "$1, $2, $3, $4, $5, $6, "     \
-	  "$7, $8, $9, 'pending', $10, $11, $12, $12, $13, $14, $15, $16) RETURNING id")    \
+	  "$7, $8, $9, 'pending', $10, $11, $12, $12, $13, $14, $15, $16)" D_RETURNING_ID)  \
 	X(SQL_TASK_GET, "SELECT " WQ__TASK_COLUMNS " FROM tasks WHERE id = $1")             \
 	X(SQL_TASK_STATE, "SELECT state, attempt, instance, cancel_requested, "             \
 	  "uncertain_effect FROM tasks WHERE id = $1" D_FOR_UPDATE)                         \
@@ -94,7 +98,7 @@
 	/* The operation identity is claimed by the unique index, never by a read first. */ \
 	X(SQL_OP_INSERT, "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "  \
 	  "payload_version, task_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) "   \
-	  "ON CONFLICT (tenant, scope, kind, key) DO NOTHING RETURNING id")                 \
+	  "ON CONFLICT (tenant, scope, kind, key) DO NOTHING" D_RETURNING_ID)               \
 	X(SQL_OP_SET_TASK, "UPDATE operations SET task_id = $2 WHERE id = $1 AND task_id "  \
 	  "= 0")                                                                            \
 	X(SQL_OP_GET, "SELECT o.fingerprint, o.task_id, t.state FROM operations o LEFT "    \
@@ -242,6 +246,11 @@
 	  "recipient = $1 AND ($2 = 0 OR read_at = 0) ORDER BY id")                         \
 	X(SQL_INBOX_READ, "UPDATE inbox SET read_at = $2 WHERE id = $1 AND read_at = 0")    \
 	X(SQL_INBOX_EXISTS, "SELECT 1 FROM inbox WHERE id = $1")
+
+/* The texts of all statements, in a dialect file that defined the D_ fragments. */
+#define WQ__SQL_TEXT(id, text) [id] = text,
+#define WQ__SQL_TEXTS                                                                      \
+	static const char *const texts[WQ__SQL_COUNT] = {WQ__SQL_STATEMENTS(WQ__SQL_TEXT)}
 
 enum wq__sql_id {
 #define WQ__SQL_ENUM(id, text) id,

@@ -1,21 +1,17 @@
 /*
  * store.h — the storage interface the core calls (through WQ__STORE in internal.h, where
- * the failpoints are): one method table per database, the same operations behind both
- * (src/store/op_*.c over the drivers of sql.h). The core never sees SQL.
- *
- * Rules every method keeps (tests/store and the conformance suite prove them on each):
+ * the failpoints are): one method table per database, the same operations (op_*.c) behind
+ * both. Rules every method keeps (tests/store and tests/conformance prove them on each):
  *  - One transaction per method; on any error nothing changed, except where a method
  *    says it records the refusal (stale-outcome, conflict, delivery-stale).
  *  - Every state change is one conditional UPDATE whose row count is checked, with its
- *    event(s) on the timeline in the same transaction. Events and their detail keys:
- *    docs/architecture.md ("Events"); details are safe evidence, never payloads/results.
- *  - WQ_EBUSY: busy, or the connection was lost (retry the method). WQ_EUNKNOWN: a
- *    COMMIT's answer was lost, the change may or may not be recorded — except where the
- *    method's repeat recognises its own outcome (finish, claims, instance writes), which
- *    say WQ_EBUSY.
+ *    event(s) in the same transaction (detail keys: docs/architecture.md, "Events"; safe
+ *    evidence, never payloads or results).
+ *  - WQ_EBUSY: busy or connection lost (retry). WQ_EUNKNOWN: a COMMIT's answer was lost —
+ *    except where the method's repeat recognises its outcome (finish, claims, instance
+ *    writes): WQ_EBUSY.
  *  - Times are int64 µs since the epoch, passed in (`now`): the store reads no clock.
- *  - Identity fields (keys, tenants, scopes, kinds, channels, names) with invalid UTF-8
- *    are refused with WQ_EINVAL; free text (reasons, errors) is stored made valid.
+ *  - Identity fields with invalid UTF-8 are refused (WQ_EINVAL); free text is made valid.
  *  - Out-parameters are written only on success; arrays are malloc'd (free()).
  */
 #ifndef WQ_STORE_H
@@ -294,8 +290,7 @@ struct wq__store_methods {
 	int (*wakeup_fd)(struct wq__store *s);
 	int (*wakeup_drain)(struct wq__store *s);
 
-	/* --- operations, effects, retention, doctor (schema v2; operation.c, effect.c,
-	 *     prune.c, doctor.c) --- */
+	/* --- operations, effects, retention, doctor (operation.c, effect.c, prune.c) --- */
 
 	/* The task of operation (tenant, scope, kind, key); kind NULL means any kind.
 	 * WQ_ENOTFOUND when there is none, or its task row was pruned (the message says
