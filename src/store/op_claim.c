@@ -224,8 +224,9 @@ static void detail_with_effect(const char *detail, const struct wq__open_effect 
 /*
  * Before the conditional UPDATE: an attempt that found an effect uncertain ends
  * `interrupted` (uncertain-effect, naming it) whatever the handler reported (the default
- * policy of SPEC §7); an interrupted attempt with an open effect names it in
- * reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
+ * policy of SPEC §7); a cancelled attempt that began an effect and never confirmed it
+ * ends `interrupted` (cancelled-while-running, naming it: SPEC §13); an interrupted
+ * attempt with an open effect names it in reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
  */
 static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 			    struct wq__outcome *adj, struct wq__open_effect *oe, char *detail,
@@ -252,12 +253,20 @@ static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 		wq__strlcpy(oe->name, ts.uncertain, sizeof(oe->name));
 		return WQ_OK;
 	}
-	if (o->kind != WQ__FINISH_INTERRUPTED)
+	if (o->kind != WQ__FINISH_INTERRUPTED && o->kind != WQ__FINISH_CANCELLED)
 		return WQ_OK;
 	rc = wq__open_effect(s, o->task_id, o->attempt, oe, err);
 	if (rc || !oe->name[0])
 		return rc;
-	detail_with_effect(o->reason_detail, oe, detail, dsz);
+	if (o->kind == WQ__FINISH_CANCELLED) {
+		/* SPEC §13: `cancelled` only when the attempt left no effect begun and
+		 * unconfirmed; otherwise nobody knows whether it happened. */
+		adj->kind = WQ__FINISH_INTERRUPTED;
+		adj->reason = "cancelled-while-running";
+		snprintf(detail, dsz, "%s", oe->note);
+	} else {
+		detail_with_effect(o->reason_detail, oe, detail, dsz);
+	}
 	adj->reason_detail = detail;
 	return WQ_OK;
 }

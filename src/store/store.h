@@ -230,7 +230,11 @@ struct wq__store_methods {
 
 	/* Records the outcome of one attempt, fenced by running, attempt and instance. The
 	 * same outcome recorded already (a retry) is WQ_OK; otherwise no row means the task
-	 * moved on: only a `stale-outcome` event, and WQ_ESTALE. */
+	 * moved on: only a `stale-outcome` event, and WQ_ESTALE. The journal can override
+	 * the outcome: an attempt that found an effect uncertain ends `interrupted`
+	 * (uncertain-effect); a CANCELLED attempt that began an effect and never confirmed
+	 * it ends `interrupted` (cancelled-while-running, reason_detail naming the effect),
+	 * the handler's report kept in the event as handler_outcome. */
 	wq_rc (*finish)(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
 	/* pending → cancelled (event `cancelled`), or on running sets cancel_requested

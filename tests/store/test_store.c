@@ -209,6 +209,32 @@ static int events_of(struct fx *f, int64_t id, const char *type, int64_t *max_id
 	return count;
 }
 
+static struct wq__outcome cancelled(const struct wq__claimed *c, const char *inst, int64_t now)
+{
+	struct wq__outcome o;
+
+	memset(&o, 0, sizeof(o));
+	o.task_id = c->id;
+	o.attempt = c->attempt;
+	o.instance = inst;
+	o.kind = WQ__FINISH_CANCELLED;
+	o.exit_status = 75;
+	o.now = now;
+	return o;
+}
+
+static wq_effect_status begin_effect(struct fx *f, const struct wq__claimed *c, const char *name)
+{
+	wq_effect_status st = 0;
+	char *result = NULL;
+	wq_error e;
+
+	assert_int_equal(M->effect_begin(f->s, c->id, c->attempt, name, f->now, &st, &result, &e),
+			 WQ_OK);
+	free(result);
+	return st;
+}
+
 /* ---- the contract ---- */
 
 /* Defect (a): a worker declared lost (its row deleted) claims nothing under its old id,
@@ -488,6 +514,62 @@ static void reap_interrupts_and_fences(void **state)
 	assert_int_equal(M->instance_heartbeat(f->s, "w1", f->now + 2, &e), WQ_ENOTFOUND);
 }
 
+/* Item 6 (SPEC §13): a cancel confirmed by the handler ends `cancelled` only when the
+ * attempt left no effect begun and unconfirmed; otherwise `interrupted`
+ * (cancelled-while-running) naming the effect. */
+static void cancel_after_effect_begun_is_interrupted(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_state after = 0;
+	wq_task t;
+	int64_t a, b, d;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &a, &e), WQ_OK);
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &b, &e), WQ_OK);
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &d, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 3);
+
+	/* a: effect begun, not confirmed, then cancelled */
+	c.id = a;
+	c.attempt = 1;
+	assert_int_equal(M->cancel(f->s, a, f->now, &after, &e), WQ_OK);
+	assert_int_equal(after, WQ_STATE_RUNNING);
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_NEW);
+	o = cancelled(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, a, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_INTERRUPTED);
+	assert_string_equal(t.reason, "cancelled-while-running");
+	assert_string_equal(t.reason_detail, "effect send-mail begun, not confirmed");
+	assert_int_equal(events_of(f, a, "cancelled", NULL), 0);
+	assert_int_equal(events_of(f, a, "interrupted", NULL), 1);
+	/* the same finish repeated (a lost COMMIT answer) is recognised */
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(events_of(f, a, "stale-outcome", NULL), 0);
+
+	/* b: effect begun and confirmed, then cancelled: nothing is unknown */
+	c.id = b;
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_NEW);
+	assert_int_equal(M->effect_done(f->s, b, 1, "send-mail", "ok", f->now, &e), WQ_OK);
+	o = cancelled(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, b, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_CANCELLED);
+
+	/* d: no effect at all */
+	c.id = d;
+	o = cancelled(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, d, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_CANCELLED);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +583,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(keyed_enqueue_replay_and_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(reap_interrupts_and_fences, setup, teardown),
 		cmocka_unit_test_setup_teardown(legacy_fingerprint_replays, setup, teardown),
+		cmocka_unit_test_setup_teardown(cancel_after_effect_begun_is_interrupted, setup,
+						teardown),
 	};
 	char cmd[128];
 	int rc;
