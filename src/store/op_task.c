@@ -515,6 +515,11 @@ static wq_rc resolve_body(struct wq__store *s, const struct wq__resolve *r,
 	else
 		rc = transition(s, SQL_RESOLVE_RETRY, WQ__ARGS(WQ__AI(r->task_id), WQ__AI(r->now)),
 				r->task_id, "interrupted", err);
+	/* The decision answers the task's effect findings so far (doctor); an attempt
+	 * that begins one of them again makes it a finding again. */
+	if (!rc)
+		rc = wq__run(s, SQL_EFFECT_RESOLVE, WQ__ARGS(WQ__AI(r->task_id), WQ__AI(r->now)),
+			     NULL, "record resolution", err);
 	if (!rc)
 		rc = wq__eventf(s, r->task_id, r->now, ts.attempt, "resolved", "", err, "ssS",
 				"decision", decision, WQ_REASON_MAX, "by",

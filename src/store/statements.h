@@ -166,9 +166,13 @@
 	X(SQL_EFFECT_INSERT, "INSERT INTO effects (task_id, name, state, attempt, "         \
 	  "last_attempt, begun_attempts, begun_at) VALUES ($1, $2, 'begun', $3, $3, 1, "    \
 	  "$4)")                                                                            \
-	X(SQL_EFFECT_AGAIN, "UPDATE effects SET last_attempt = $3, begun_attempts = "       \
-	  "begun_attempts + 1 WHERE task_id = $1 AND name = $2 AND state = 'begun' AND "    \
-	  "last_attempt < $3")                                                              \
+	/* an attempt that found it uncertain: noted, not counted as beginning it (only  \
+	 * `new` answers count in begun_attempts); a new finding after any resolution */    \
+	X(SQL_EFFECT_AGAIN, "UPDATE effects SET last_attempt = $3, resolved_at = 0 WHERE "  \
+	  "task_id = $1 AND name = $2 AND state = 'begun' AND last_attempt < $3")           \
+	/* a resolution answers the task's effect findings so far (doctor) */               \
+	X(SQL_EFFECT_RESOLVE, "UPDATE effects SET resolved_at = $2 WHERE task_id = $1 AND " \
+	  "resolved_at = 0")                                                                \
 	X(SQL_EFFECT_DONE, "UPDATE effects SET state = 'done', result = $4, done_at = $5 "  \
 	  "WHERE task_id = $1 AND name = $2 AND state = 'begun' AND attempt = $3")          \
 	/* an effect this attempt began (first), or found uncertain, never confirmed */     \
@@ -186,12 +190,13 @@
 	  "AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = "        \
 	  "operations.task_id)")                                                            \
 	/* rows by kind (1, 2, 3: enum wq__doctor_kind), task id and effect name */           \
+	/* effect rows an operator's resolution answered (resolved_at) are left out */     \
 	X(SQL_DOCTOR, "SELECT 1, e.task_id, t.operation, e.name, e.state, e.attempt, "      \
 	  "e.begun_attempts, '', '' FROM effects e JOIN tasks t ON t.id = e.task_id WHERE "  \
-	  "e.begun_attempts >= 2 UNION ALL SELECT 2, e.task_id, t.operation, e.name, "      \
-	  "e.state, e.attempt, e.begun_attempts, '', '' FROM effects e JOIN tasks t ON "    \
-	  "t.id = e.task_id WHERE e.state = 'begun' AND NOT (t.state = 'running' AND "      \
-	  "t.attempt = e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, " \
+	  "e.begun_attempts >= 2 AND e.resolved_at = 0 UNION ALL SELECT 2, e.task_id, "     \
+	  "t.operation, e.name, e.state, e.attempt, e.begun_attempts, '', '' FROM effects " \
+	  "e JOIN tasks t ON t.id = e.task_id WHERE e.state = 'begun' AND e.resolved_at = " \
+	  "0 AND NOT (t.state = 'running' AND t.attempt = e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, " \
 	  "reason_detail FROM tasks WHERE state = 'interrupted' ORDER BY 1, 2, 4")          \
 	/* ---- outbox (op_outbox.c) ---- */                                                \
 	X(SQL_DLV_QUEUE, NULL)                                                              \

@@ -58,8 +58,9 @@ struct wq__enqueued_row {
 
 /* One row of doctor(). */
 enum wq__doctor_kind {
-	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect begun by begun_attempts >= 2 attempts */
+	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect two or more attempts got `new` for */
 	WQ__DOCTOR_UNCERTAIN,        /* an effect begun by an attempt that is over, not done */
+	/* (effect rows: only those no resolution of the task answered) */
 	WQ__DOCTOR_INTERRUPTED,      /* an interrupted task */
 };
 
@@ -244,7 +245,9 @@ struct wq__store_methods {
 			wq_error *err);
 
 	/* interrupted → decision (event `resolved` with decision, by, note). Retry sets
-	 * due_at = now. WQ_ENOTFOUND / WQ_ESTATE. */
+	 * due_at = now. In the same transaction the task's effect rows are marked resolved:
+	 * doctor() no longer reports them, until an attempt begins one again.
+	 * WQ_ENOTFOUND / WQ_ESTATE. */
 	wq_rc (*resolve)(struct wq__store *s, const struct wq__resolve *r, wq_error *err);
 
 	/* Appends one event that changes no state (e.g. `started` with the handler's pid,
@@ -319,8 +322,10 @@ struct wq__store_methods {
 	 * done → WQ_EFFECT_DONE with *result (malloc'd, NULL when none; event
 	 * effect-skipped); begun by an earlier attempt → WQ_EFFECT_UNCERTAIN: the task's
 	 * uncertain_effect is set, so finish() records this attempt `interrupted`
-	 * (`uncertain-effect`) whatever the handler reports, and the entry counts one more
-	 * attempt that began it (event effect-uncertain, once per attempt).
+	 * (`uncertain-effect`) whatever the handler reports; the entry notes the attempt
+	 * (last_attempt; it does not count in begun_attempts, which counts `new` answers
+	 * only) and is a doctor finding again if a resolution had answered it (event
+	 * effect-uncertain, once per attempt).
 	 * effect_done: begun by this attempt → done with `result` (may be NULL; event
 	 * effect-done with its size and SHA-256, never the text); done by this attempt with
 	 * the same result → WQ_OK, nothing written; anything else → WQ_ESTATE saying why. */

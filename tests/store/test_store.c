@@ -570,6 +570,77 @@ static void cancel_after_effect_begun_is_interrupted(void **state)
 	assert_int_equal(t.state, WQ_STATE_CANCELLED);
 }
 
+/* Doctor's rows of one kind for task id. */
+static int doctor_rows(struct fx *f, int64_t id, enum wq__doctor_kind kind)
+{
+	struct wq__doctor_row *rows = NULL;
+	size_t n = 0, i;
+	int count = 0;
+	wq_error e;
+
+	assert_int_equal(M->doctor(f->s, &rows, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++)
+		count += rows[i].task_id == id && rows[i].kind == kind;
+	free(rows);
+	return count;
+}
+
+static void resolve(struct fx *f, int64_t id, wq_resolution d)
+{
+	struct wq__resolve r = {id, d, NULL, "operator", f->now};
+	wq_error e;
+
+	assert_int_equal(M->resolve(f->s, &r, &e), WQ_OK);
+}
+
+/* Item 15: an attempt that got `uncertain` did not begin the effect (effect-begun-twice
+ * means two `new` answers); a resolution answers the task's effect findings, and an
+ * attempt that begins the effect again after it makes it a finding again. */
+static void doctor_effect_findings_and_resolution(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_task t;
+	int64_t id;
+	int count = 0;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, "mail-a", NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_NEW);
+	assert_int_equal(M->instance_reap(f->s, "w1", f->now, "worker-lost", f->now, &count, &e),
+			 WQ_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 1);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 1);
+
+	/* a retry finds it uncertain: still begun once */
+	instance(f, "w2");
+	f->now += 1000;
+	resolve(f, id, WQ_RESOLVE_RETRY);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 0); /* answered */
+	assert_int_equal(claim(f, "w2", &c), 1);
+	assert_int_equal(c.attempt, 2);
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_UNCERTAIN);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 1); /* begun again */
+	o = succeeded(&c, "w2", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_string_equal(t.reason, "uncertain-effect");
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_EFFECT_TWICE), 0);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 1);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 1);
+
+	/* the operator decides: nothing about this task is left to report */
+	f->now += 1000;
+	resolve(f, id, WQ_RESOLVE_SUCCEEDED);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_EFFECT_TWICE), 0);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 0);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +655,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(reap_interrupts_and_fences, setup, teardown),
 		cmocka_unit_test_setup_teardown(legacy_fingerprint_replays, setup, teardown),
 		cmocka_unit_test_setup_teardown(cancel_after_effect_begun_is_interrupted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(doctor_effect_findings_and_resolution, setup,
 						teardown),
 	};
 	char cmd[128];
