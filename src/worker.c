@@ -88,6 +88,7 @@ struct wq_worker {
 	void *log_ud;
 	char setpriv[4096];
 	const char **kinds;
+	int *kind_max_attempts; /* parallel to kinds: the kind's max_attempts, 0: none */
 	size_t nkinds;
 	int concurrency;
 
@@ -897,6 +898,7 @@ static void claim_tasks(struct wq_worker *w)
 	req.instance = w->self.id;
 	req.kinds = w->kinds;
 	req.nkinds = w->nkinds;
+	req.max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
 	req.limit = slots;
 	req.now = wq_now();
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
@@ -1232,12 +1234,15 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 			w->db_url = strdup(opts->db_url);
 	}
 	w->kinds = calloc(cfg->nkinds, sizeof(*w->kinds));
-	if (!w->kinds || (opts && opts->host && !w->host) || (opts && opts->db_url && !w->db_url)) {
+	w->kind_max_attempts = calloc(cfg->nkinds ? cfg->nkinds : 1, sizeof(int));
+	if (!w->kinds || !w->kind_max_attempts || (opts && opts->host && !w->host) || (opts && opts->db_url && !w->db_url)) {
 		wq_worker_free(w);
 		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
 	}
-	for (size_t i = 0; i < cfg->nkinds; i++)
+	for (size_t i = 0; i < cfg->nkinds; i++) {
 		w->kinds[i] = cfg->kinds[i].name;
+		w->kind_max_attempts[i] = cfg->kinds[i].max_attempts;
+	}
 	w->nkinds = cfg->nkinds;
 
 	if (wq__instance_init(&w->self, w->host, &e) != WQ_OK) {
@@ -1386,6 +1391,7 @@ void wq_worker_free(wq_worker *w)
 		free(j);
 	}
 	free(w->kinds);
+	free(w->kind_max_attempts);
 	free(w->host);
 	free(w->db_url);
 	free(w);

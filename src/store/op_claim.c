@@ -101,6 +101,25 @@ static wq_rc attempt_finish(struct wq__store *s, int64_t task_id, int attempt, i
 		       NULL, "record attempt", err);
 }
 
+/* The JSON object text {"kind": limit} of the kinds with an attempt limit of their own
+ * (SQL_CLAIM's $5); malloc'd. */
+static wq_rc claim_limits(const struct wq__claim_req *req, char **out, wq_error *err)
+{
+	json_t *obj = json_object();
+	size_t i;
+	int bad = !obj;
+
+	for (i = 0; !bad && req->max_attempts && i < req->nkinds; i++)
+		if (req->max_attempts[i] > 0)
+			bad = json_object_set_new(obj, req->kinds[i],
+						  json_integer(req->max_attempts[i])) != 0;
+	*out = bad ? NULL : json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	if (!*out)
+		return wq__err(err, WQ_ENOMEM, "out of memory (kind limits)");
+	return WQ_OK;
+}
+
 /* Within the claim transaction: the tasks of lost claims first (they keep their attempt
  * and their `claimed` event), then new ones, each with an attempts row and an event. */
 static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
@@ -108,7 +127,7 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 {
 	struct claim_row *x;
 	size_t recovered = 0, i;
-	char *lost = NULL;
+	char *lost = NULL, *limits = NULL;
 	wq_rc rc;
 
 	if (s->nlost_claims > 0 && strcmp(s->lost_instance, req->instance) == 0) {
@@ -122,10 +141,13 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 		recovered = v->n;
 	}
 	if (recovered < (size_t)req->limit) {
-		rc = wq__rows(s, SQL_CLAIM,
-			      WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj),
-				       WQ__AI(req->limit - (int)recovered)),
-			      push_claimed, v, NULL, "claim tasks", err);
+		rc = claim_limits(req, &limits, err);
+		if (!rc)
+			rc = wq__rows(s, SQL_CLAIM,
+				      WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj),
+					       WQ__AI(req->limit - (int)recovered), WQ__AT(limits)),
+				      push_claimed, v, NULL, "claim tasks", err);
+		free(limits);
 		if (rc)
 			return rc;
 	}

@@ -12,6 +12,8 @@
  *                     (an IN over SKIP LOCKED may be re-run per row and claim too much)
  *   D_TEXTS(p)        the strings of JSON array text p, as a sub-select
  *   D_IDS(p)          the integers of JSON array text p, as a sub-select
+ *   D_MEMBER_INT(p, k) the integer member named by text k of JSON object text p, as a
+ *                     scalar sub-select (NULL when absent)
  *   D_ID_COL, D_NEXT_ID(tbl)
  *                     SQLite names the id of a new task, event, delivery or inbox row:
  *                     above every id the table ever had (id_floor keeps the highest id
@@ -108,9 +110,11 @@
 	X(SQL_CLAIM_PROBE, "SELECT 1 FROM tasks WHERE state = 'pending' AND due_at <= $1 "  \
 	  "AND kind IN " D_TEXTS("$2") " LIMIT 1")                                          \
 	/* an instance declared lost (its row deleted) can no longer claim */               \
+	/* $5: {"kind": limit} of the kinds whose max_attempts overrides the task's */      \
 	X(SQL_CLAIM, "UPDATE tasks SET state = 'running', attempt = attempt + 1, "          \
 	  "instance = $1, started_at = $2, updated_at = $2, cancel_requested = 0, "         \
-	  "reason = '', reason_detail = '', uncertain_effect = '' WHERE "                   \
+	  "reason = '', reason_detail = '', uncertain_effect = '', max_attempts = "         \
+	  "coalesce(" D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE "             \
 	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
 		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
 	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \

@@ -97,6 +97,10 @@ struct wq__claim_req {
 	size_t nkinds;
 	int limit;                /* at most this many tasks */
 	int64_t now;
+	/* Parallel to kinds, or NULL: the kind's attempt limit (0: none), which overrides
+	 * the task's own. The claim records it on the task row (tasks.max_attempts, so
+	 * list/show print the limit that applies) and hands it out in max_attempts. */
+	const int *max_attempts;
 };
 
 /* The outcome of one attempt, recorded by finish(). */
@@ -225,7 +229,8 @@ struct wq__store_methods {
 
 	/* Batch claim: up to req->limit due pending tasks of req->kinds by (order_at, id),
 	 * pending → running with attempt+1 under req->instance, only while that instance's
-	 * row exists; a `claimed` event and an attempts row each. */
+	 * row exists; a `claimed` event and an attempts row each. A kind's limit in
+	 * req->max_attempts replaces the task's max_attempts in the same UPDATE. */
 	wq_rc (*claim)(struct wq__store *s, const struct wq__claim_req *req,
 		       struct wq__claimed **out, size_t *n, wq_error *err);
 

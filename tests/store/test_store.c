@@ -157,7 +157,7 @@ static wq_rc enqueue(struct fx *f, const char *key, const char *notify, int64_t 
 static size_t claim(struct fx *f, const char *inst, struct wq__claimed *one)
 {
 	static const char *const kinds[] = {"k"};
-	struct wq__claim_req req = {inst, kinds, 1, 10, f->now};
+	struct wq__claim_req req = {inst, kinds, 1, 10, f->now, NULL};
 	struct wq__claimed *out = NULL;
 	size_t n = 0, i;
 	wq_error e;
@@ -641,6 +641,35 @@ static void doctor_effect_findings_and_resolution(void **state)
 	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 0);
 }
 
+/* Item 13: a kind's attempt limit overrides the task's; the claim records it on the task
+ * row in the same transaction, so reads show the limit that applies. */
+static void claim_records_kind_limit(void **state)
+{
+	static const char *const kinds[] = {"k", "other"};
+	static const int limits[] = {2, 0};
+	struct fx *f = *state;
+	struct wq__claim_req req = {"w1", kinds, 2, 10, 0, limits};
+	struct wq__claimed *out = NULL;
+	wq_task t;
+	size_t n = 0, i;
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK); /* max_attempts 3 */
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.max_attempts, 3); /* before the first claim: its own */
+	req.now = f->now;
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].max_attempts, 2);
+	for (i = 0; i < n; i++)
+		free(out[i].payload);
+	free(out);
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.max_attempts, 2);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +687,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(doctor_effect_findings_and_resolution, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(claim_records_kind_limit, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
