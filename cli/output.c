@@ -68,7 +68,8 @@ static const char usage_text[] =
 	"      the version of wakeq and of its store schema\n"
 	"\n"
 	"exit status: 0 ok, 1 error, 2 usage, 3 idempotency conflict, 4 not found,\n"
-	"5 limit reached, 6 transition not allowed from the current state.\n";
+	"5 limit reached, 6 transition not allowed from the current state, 7 outcome\n"
+	"unknown (the answer to a commit was lost; check with `wakeq timeline`).\n";
 
 void cli_usage(FILE *out)
 {

@@ -202,15 +202,12 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	q.t = t;
 	q.payload = payload;
 	rc = wq__begin(s, 1, err);
-	if (!rc)
+	if (!rc) {
+		s->lost_op = t->key ? t->key : t->operation; /* for a lost COMMIT answer */
+		s->lost_op_keyed = t->key != NULL;
 		rc = wq__end(s, enqueue_body(s, &q, err), err);
+	}
 	free(payload);
-	if (rc == WQ_EUNKNOWN && !t->key)
-		return wq__err(err, WQ_EUNKNOWN,
-			       "the commit's answer was lost: task %s may or may not be enqueued; "
-			       "check with `wakeq list`, and give tasks a --key so that a retry is "
-			       "safe",
-			       t->operation);
 	if (rc == WQ_OK)
 		*out = q.row;
 	return rc;
