@@ -193,15 +193,19 @@
 	X(SQL_PRUNE_OPERATIONS, "DELETE FROM operations WHERE finished_at IS NOT NULL "     \
 	  "AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = "        \
 	  "operations.task_id)")                                                            \
-	/* rows by kind (1, 2, 3: enum wq__doctor_kind), task id and effect name */           \
+	/* rows by kind (1-4: enum wq__doctor_kind), task id and effect name; 4: tasks    \
+	 * running since before $1 (0: none) */                                           \
 	/* effect rows an operator's resolution answered (resolved_at) are left out */     \
 	X(SQL_DOCTOR, "SELECT 1, e.task_id, t.operation, e.name, e.state, e.attempt, "      \
-	  "e.begun_attempts, '', '' FROM effects e JOIN tasks t ON t.id = e.task_id WHERE "  \
-	  "e.begun_attempts >= 2 AND e.resolved_at = 0 UNION ALL SELECT 2, e.task_id, "     \
-	  "t.operation, e.name, e.state, e.attempt, e.begun_attempts, '', '' FROM effects " \
-	  "e JOIN tasks t ON t.id = e.task_id WHERE e.state = 'begun' AND e.resolved_at = " \
-	  "0 AND NOT (t.state = 'running' AND t.attempt = e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, " \
-	  "reason_detail FROM tasks WHERE state = 'interrupted' ORDER BY 1, 2, 4")          \
+	  "e.begun_attempts, '', '', '', 0 FROM effects e JOIN tasks t ON t.id = "          \
+	  "e.task_id WHERE e.begun_attempts >= 2 AND e.resolved_at = 0 UNION ALL SELECT "   \
+	  "2, e.task_id, t.operation, e.name, e.state, e.attempt, e.begun_attempts, '', "   \
+	  "'', '', 0 FROM effects e JOIN tasks t ON t.id = e.task_id WHERE e.state = "      \
+	  "'begun' AND e.resolved_at = 0 AND NOT (t.state = 'running' AND t.attempt = "     \
+	  "e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, "            \
+	  "reason_detail, '', 0 FROM tasks WHERE state = 'interrupted' UNION ALL SELECT "   \
+	  "4, id, operation, '', '', attempt, 0, '', '', instance, started_at FROM tasks "  \
+	  "WHERE state = 'running' AND started_at < $1 ORDER BY 1, 2, 4")                   \
 	/* ---- outbox (op_outbox.c) ---- */                                                \
 	X(SQL_DLV_QUEUE, NULL)                                                              \
 	X(SQL_DLV_CLAIM, "UPDATE deliveries SET state = 'sending', attempts = attempts + "  \

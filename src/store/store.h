@@ -62,6 +62,7 @@ enum wq__doctor_kind {
 	WQ__DOCTOR_UNCERTAIN,        /* an effect begun by an attempt that is over, not done */
 	/* (effect rows: only those no resolution of the task answered) */
 	WQ__DOCTOR_INTERRUPTED,      /* an interrupted task */
+	WQ__DOCTOR_STUCK,            /* a task running since before the bound */
 };
 
 struct wq__doctor_row {
@@ -74,6 +75,8 @@ struct wq__doctor_row {
 	int begun_attempts;                   /* effect rows */
 	char reason[WQ_REASON_MAX + 1];       /* interrupted rows */
 	char reason_detail[WQ_DETAIL_MAX + 1];
+	char instance[WQ_NAME_MAX + 1];       /* stuck rows: the owning instance */
+	int64_t since;                        /* stuck rows: started_at */
 };
 
 /* One task handed to a worker by claim(). The caller owns the array and each payload. */
@@ -347,9 +350,11 @@ struct wq__store_methods {
 	wq_rc (*prune)(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
 		       wq_prune_counts *out, wq_error *err);
 	/* What needs a human (doctor.c words it); *out malloc'd, ordered by kind of row,
-	 * then task id. */
-	wq_rc (*doctor)(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
-			wq_error *err);
+	 * then task id. Tasks running since before `stuck_before` (started_at) are stuck
+	 * rows (0: none are): an instance that is alive but lost track of its task keeps it
+	 * running forever, and no recovery sees that. */
+	wq_rc (*doctor)(struct wq__store *s, int64_t stuck_before, struct wq__doctor_row **out,
+			size_t *n, wq_error *err);
 
 	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) ---
 	 * finish() of a succeeded task (not `discarded`) inserts one pending delivery per

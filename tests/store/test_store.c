@@ -570,19 +570,31 @@ static void cancel_after_effect_begun_is_interrupted(void **state)
 	assert_int_equal(t.state, WQ_STATE_CANCELLED);
 }
 
-/* Doctor's rows of one kind for task id. */
-static int doctor_rows(struct fx *f, int64_t id, enum wq__doctor_kind kind)
+/* Doctor's rows of one kind for task id (tasks running since before stuck_before are
+ * stuck; *row gets the last row found when non-NULL). */
+static int doctor_rows_at(struct fx *f, int64_t stuck_before, int64_t id,
+			  enum wq__doctor_kind kind, struct wq__doctor_row *row)
 {
 	struct wq__doctor_row *rows = NULL;
 	size_t n = 0, i;
 	int count = 0;
 	wq_error e;
 
-	assert_int_equal(M->doctor(f->s, &rows, &n, &e), WQ_OK);
-	for (i = 0; i < n; i++)
-		count += rows[i].task_id == id && rows[i].kind == kind;
+	assert_int_equal(M->doctor(f->s, stuck_before, &rows, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++) {
+		if (rows[i].task_id != id || rows[i].kind != kind)
+			continue;
+		count++;
+		if (row)
+			*row = rows[i];
+	}
 	free(rows);
 	return count;
+}
+
+static int doctor_rows(struct fx *f, int64_t id, enum wq__doctor_kind kind)
+{
+	return doctor_rows_at(f, 0, id, kind, NULL);
 }
 
 static void resolve(struct fx *f, int64_t id, wq_resolution d)
@@ -670,6 +682,34 @@ static void claim_records_kind_limit(void **state)
 	assert_int_equal(t.max_attempts, 2);
 }
 
+/* Item 2: a task running since before the bound is reported stuck, with its instance
+ * and start; a task running for less is not, nor one that finished. */
+static void doctor_reports_stuck_running(void **state)
+{
+	struct fx *f = *state;
+	struct wq__doctor_row row;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	const int64_t hour = INT64_C(3600000000);
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	/* an hour's bound, asked right away: not stuck */
+	assert_int_equal(doctor_rows_at(f, f->now - hour, id, WQ__DOCTOR_STUCK, NULL), 0);
+	/* asked three hours later */
+	memset(&row, 0, sizeof(row));
+	assert_int_equal(doctor_rows_at(f, f->now + 3 * hour - hour, id, WQ__DOCTOR_STUCK, &row), 1);
+	assert_string_equal(row.instance, "w1");
+	assert_true(row.since == f->now);
+	assert_int_equal(row.attempt, 1);
+	o = succeeded(&c, "w1", f->now + 3 * hour);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(doctor_rows_at(f, f->now + 3 * hour, id, WQ__DOCTOR_STUCK, NULL), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -688,6 +728,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(doctor_effect_findings_and_resolution, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(claim_records_kind_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(doctor_reports_stuck_running, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
