@@ -75,6 +75,8 @@ struct wq__job {
 	char what[512]; /* the outcome in words, for the log */
 	char note[256]; /* extra log text (stderr summary) */
 	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: recorded uncertain-effect */
+	char cancel_effect[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: a cancel recorded
+						     * interrupted (effect left open) */
 };
 
 struct wq_worker {
@@ -498,6 +500,11 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 		     "effect begun by an earlier attempt, never confirmed); the handler reported: "
 		     "%s%s",
 		     j->t.id, j->attempt_id, j->uncertain, j->what, j->note);
+	} else if (rc == WQ_OK && j->cancel_effect[0]) {
+		wlog(w, "warning",
+		     "task %" PRId64 " attempt %s interrupted: cancelled-while-running (effect %s "
+		     "begun, not confirmed); the handler reported: %s%s",
+		     j->t.id, j->attempt_id, j->cancel_effect, j->what, j->note);
 	} else if (rc == WQ_OK) {
 		wlog(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
 				k == WQ__FINISH_RETRY ? "info" : "warning",
@@ -578,6 +585,8 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 	j->saved.kind = o->kind;
 	j->uncertain[0] = '\0';
 	o->uncertain_out = j->uncertain;
+	j->cancel_effect[0] = '\0';
+	o->cancel_effect_out = j->cancel_effect;
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
 	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {

@@ -456,6 +456,10 @@ wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error 
 	rc = wq__end(s, finish_body(s, &clean, &oe, &o, err), err);
 	if (!rc && in->uncertain_out && strcmp(wq__nz(o.reason), "uncertain-effect") == 0)
 		wq__strlcpy(in->uncertain_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
+	if (!rc && in->cancel_effect_out && in->kind == WQ__FINISH_CANCELLED &&
+	    o.kind == WQ__FINISH_INTERRUPTED &&
+	    strcmp(wq__nz(o.reason), "cancelled-while-running") == 0)
+		wq__strlcpy(in->cancel_effect_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
 out:
 	free(reason);
 	free(detail);

@@ -134,6 +134,11 @@ struct wq__outcome {
 	 * uncertain, finish() recorded `interrupted` (uncertain-effect) instead of `kind` and
 	 * writes the effect's name here; untouched otherwise. */
 	char *uncertain_out;
+	/* Out, optional (WQ_EFFECT_NAME_MAX + 1 bytes): when a CANCELLED outcome was
+	 * recorded `interrupted` (cancelled-while-running) because the attempt left an effect
+	 * begun and unconfirmed, finish() writes the effect's name here; untouched
+	 * otherwise. */
+	char *cancel_effect_out;
 };
 
 /* A registered worker instance. */

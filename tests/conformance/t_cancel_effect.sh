@@ -29,6 +29,8 @@ expect_eq "$(field_of "$a" reason)" cancelled-while-running "reason"
 expect_eq "$(field_of "$a" reason_detail)" "effect send-mail begun, not confirmed" "reason detail"
 wq timeline "$a" | grep " interrupted " | grep -q '"handler_outcome":"cancelled"' ||
 	fail "the handler's report is not on the timeline: $(wq timeline "$a")"
+grep -q "task $a attempt $a.1 interrupted: cancelled-while-running (effect send-mail begun, not confirmed)" "$T/w1.log" ||
+	fail "the worker log does not say what was recorded: $(cat "$T/w1.log")"
 # handler.sh block is killed by SIGTERM (no exit 75): interrupted "killed"; a handler
 # that confirms with 75 and began nothing is tested in the store contract test
 expect_eq "$(state_of "$b")" interrupted "state of a handler killed by the cancel"
