@@ -142,7 +142,7 @@ int cmd_effect(struct cli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------------ prune ---- */
 
-/* A retention option: a positive duration. */
+/* A retention option (or doctor's bound): a positive duration. */
 static int retention_arg(const char *opt, const char *text, int64_t *out)
 {
 	wq_error err = {0};
@@ -155,7 +155,7 @@ static int retention_arg(const char *opt, const char *text, int64_t *out)
 	if (rc != WQ_OK)
 		return cli_fail_usage(rc, &err, opt);
 	if (v <= 0)
-		return cli_errorf(CLI_EXIT_USAGE, "%s: a retention must be longer than 0", opt);
+		return cli_errorf(CLI_EXIT_USAGE, "%s: the duration must be longer than 0", opt);
 	*out = v;
 	return 0;
 }
@@ -233,10 +233,12 @@ out:
 
 int cmd_doctor(struct cli *cli, int argc, char **argv)
 {
-	const char *pos[1];
+	const char *pos[1], *stuck = NULL;
 	int json = 0, npos, ex;
-	const struct cli_opt opts[] = {CLI_FLAG("--json", &json), CLI_END};
+	const struct cli_opt opts[] = {CLI_FLAG("--json", &json),
+				       CLI_VALUE("--stuck-after", &stuck), CLI_END};
 	char op[WQ_KEY_MAX + 1], detail[sizeof ((wq_finding *)0)->detail];
+	wq_doctor_opts dopts = {0};
 	wq_finding *f = NULL;
 	wq_error err = {0};
 	wq_db *db = NULL;
@@ -244,9 +246,14 @@ int cmd_doctor(struct cli *cli, int argc, char **argv)
 	size_t n = 0;
 	wq_rc rc;
 
-	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)) || (ex = cli_open(cli, 0, &db)))
+	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)))
 		return ex;
-	rc = wq_doctor(db, &f, &n, &err);
+	/* a positive duration, checked before the store is opened */
+	if (stuck && (ex = retention_arg("--stuck-after", stuck, &dopts.stuck_after)))
+		return ex;
+	if ((ex = cli_open(cli, 0, &db)))
+		return ex;
+	rc = wq_doctor_opt(db, &dopts, &f, &n, &err);
 	if (rc != WQ_OK) {
 		ex = cli_fail(rc, &err);
 		goto out;

@@ -46,7 +46,7 @@ static const char usage_text[] =
 	"  prune [--task-retention DUR] [--operation-retention DUR] [--config FILE] [--json]\n"
 	"      delete finished tasks older than 3d and operation records completed more\n"
 	"      than 7d ago (defaults; [retention] in the config; operations >= tasks)\n"
-	"  doctor [--json]\n"
+	"  doctor [--stuck-after DUR] [--json]\n"
 	"      what needs a human, one line each; exit 0 when clean, 1 when it found some\n"
 	"  worker --config FILE [--until-idle]\n"
 	"      run a worker (the config's db is used when neither --db nor $WAKEQ_DB is set)\n"
@@ -68,7 +68,8 @@ static const char usage_text[] =
 	"      the version of wakeq and of its store schema\n"
 	"\n"
 	"exit status: 0 ok, 1 error, 2 usage, 3 idempotency conflict, 4 not found,\n"
-	"5 limit reached, 6 transition not allowed from the current state.\n";
+	"5 limit reached, 6 transition not allowed from the current state, 7 outcome\n"
+	"unknown (the answer to a commit was lost; check with `wakeq timeline`).\n";
 
 void cli_usage(FILE *out)
 {

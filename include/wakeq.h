@@ -359,18 +359,31 @@ wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_er
 
 typedef struct wq_finding {
 	char type[32];    /* "effect-begun-twice", "uncertain-effect", "interrupted",
-			     "dead-delivery", "operation-expiring" */
+			     "stuck-running", "dead-delivery", "operation-expiring" */
 	int64_t task_id;  /* 0 when none */
 	int64_t delivery_id;
 	char operation[WQ_KEY_MAX + 1];
 	char detail[256]; /* safe evidence */
 } wq_finding;
 
-/* Everything that needs a human: effects begun by two or more attempts, effects begun
- * by an attempt that is over and never confirmed, interrupted tasks (and, with the
- * outbox, dead deliveries). "operation-expiring" is never reported: an operation's
- * retention starts only once its task row was pruned. *out freed with wq_free(). */
+/* Everything that needs a human: effects two or more attempts got `new` for, effects
+ * begun by an attempt that is over and never confirmed (both: unless a resolution of the
+ * task answered them), interrupted tasks, tasks running longer than a bound
+ * ("stuck-running": an instance alive but no longer running its handler keeps a task
+ * running forever), and dead deliveries. "operation-expiring" is never reported: an
+ * operation's retention starts only once its task row was pruned. *out freed with
+ * wq_free(). wq_doctor uses the default options. */
+typedef struct wq_doctor_opts {
+	int64_t stuck_after; /* 0: 1 hour. A task running (since its claim) longer than
+				this is "stuck-running", whether or not a handler still
+				runs: set it above the longest kind timeout. */
+} wq_doctor_opts;
+
+#define WQ_DOCTOR_STUCK_AFTER_DEFAULT (INT64_C(3600) * 1000000)
+
 wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err);
+wq_rc wq_doctor_opt(wq_db *db, const wq_doctor_opts *opts, wq_finding **out, size_t *n,
+		    wq_error *err);
 
 /* -------------------------------------------------------------- outbox (§8) ---- */
 

@@ -29,6 +29,15 @@ static void finding_of(const struct wq__doctor_row *r, wq_finding *f)
 			 "effect %.128s begun by attempt %" PRId64 ".%d, never confirmed", r->effect,
 			 r->task_id, r->attempt);
 		break;
+	case WQ__DOCTOR_STUCK: {
+		char since[WQ_TIME_BUFSZ];
+
+		wq__strlcpy(f->type, "stuck-running", sizeof f->type);
+		snprintf(f->detail, sizeof f->detail,
+			 "attempt %" PRId64 ".%d running since %s under instance %.128s",
+			 r->task_id, r->attempt, wq_time_format(r->since, since), r->instance);
+		break;
+	}
 	case WQ__DOCTOR_INTERRUPTED:
 		wq__strlcpy(f->type, "interrupted", sizeof f->type);
 		if (r->reason_detail[0])
@@ -73,14 +82,24 @@ out:
 
 wq_rc wq_doctor(wq_db *db, wq_finding **out, size_t *n, wq_error *err)
 {
+	return wq_doctor_opt(db, NULL, out, n, err);
+}
+
+wq_rc wq_doctor_opt(wq_db *db, const wq_doctor_opts *opts, wq_finding **out, size_t *n,
+		    wq_error *err)
+{
 	struct wq__doctor_row *rows = NULL;
 	wq_finding *f = NULL;
+	int64_t stuck_after = opts && opts->stuck_after ? opts->stuck_after
+							: WQ_DOCTOR_STUCK_AFTER_DEFAULT;
 	size_t cnt = 0;
 	wq_rc rc;
 
 	if (!db || !out || !n)
 		return wq__err(err, WQ_EINVAL, "wq_doctor needs a store and out parameters");
-	rc = WQ__STORE(db, doctor, &rows, &cnt, err);
+	if (stuck_after < 0)
+		return wq__err(err, WQ_EINVAL, "doctor: a negative stuck-after bound");
+	rc = WQ__STORE(db, doctor, wq_now() - stuck_after, &rows, &cnt, err);
 	if (rc != WQ_OK)
 		return rc;
 	if (cnt) {

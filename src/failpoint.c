@@ -1,7 +1,9 @@
-/* failpoint.c — crash injection for the crash tests.
+/* failpoint.c — crash and fault injection for the tests.
  *
  * $WAKEQ_FAILPOINT=<store method> makes the process SIGKILL itself right before that
- * store call: a real crash between two writes, never a clean close. Read once. */
+ * store call: a real crash between two writes, never a clean close. Other names are
+ * checked where the fault is injected (wq__failpoint_hit), e.g. `commit-lost` in
+ * src/store/sql.c. Read once. */
 #include "internal.h"
 
 #include <signal.h>
@@ -9,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void wq__failpoint(const char *name)
+int wq__failpoint_hit(const char *name)
 {
 	static const char *armed;
 	static int loaded;
@@ -18,6 +20,11 @@ void wq__failpoint(const char *name)
 		armed = getenv("WAKEQ_FAILPOINT");
 		loaded = 1;
 	}
-	if (armed && armed[0] && strcmp(armed, name) == 0)
+	return armed && armed[0] && strcmp(armed, name) == 0;
+}
+
+void wq__failpoint(const char *name)
+{
+	if (wq__failpoint_hit(name))
 		kill(getpid(), SIGKILL);
 }

@@ -42,6 +42,11 @@ struct wq_db {
 /* When $WAKEQ_FAILPOINT equals `name`, the process is killed with SIGKILL right here:
  * the crash tests' way to stop between two writes without a clean close. */
 void wq__failpoint(const char *name);
+/* 1 when $WAKEQ_FAILPOINT equals `name` (no action taken): for faults injected in place.
+ * `commit-lost`: every COMMIT of an operation whose repeat would not recognise it
+ * (enqueue, cancel, resolve, …) commits for real and is then reported as
+ * WQ__SQL_COMMIT_UNKNOWN, as when PostgreSQL's answer is lost (src/store/sql.c). */
+int wq__failpoint_hit(const char *name);
 
 /* ---- random.c ---- */
 

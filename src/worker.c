@@ -75,6 +75,8 @@ struct wq__job {
 	char what[512]; /* the outcome in words, for the log */
 	char note[256]; /* extra log text (stderr summary) */
 	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: recorded uncertain-effect */
+	char cancel_effect[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: a cancel recorded
+						     * interrupted (effect left open) */
 };
 
 struct wq_worker {
@@ -88,6 +90,7 @@ struct wq_worker {
 	void *log_ud;
 	char setpriv[4096];
 	const char **kinds;
+	int *kind_max_attempts; /* parallel to kinds: the kind's max_attempts, 0: none */
 	size_t nkinds;
 	int concurrency;
 
@@ -497,6 +500,11 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 		     "effect begun by an earlier attempt, never confirmed); the handler reported: "
 		     "%s%s",
 		     j->t.id, j->attempt_id, j->uncertain, j->what, j->note);
+	} else if (rc == WQ_OK && j->cancel_effect[0]) {
+		wlog(w, "warning",
+		     "task %" PRId64 " attempt %s interrupted: cancelled-while-running (effect %s "
+		     "begun, not confirmed); the handler reported: %s%s",
+		     j->t.id, j->attempt_id, j->cancel_effect, j->what, j->note);
 	} else if (rc == WQ_OK) {
 		wlog(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
 				k == WQ__FINISH_RETRY ? "info" : "warning",
@@ -577,6 +585,8 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 	j->saved.kind = o->kind;
 	j->uncertain[0] = '\0';
 	o->uncertain_out = j->uncertain;
+	j->cancel_effect[0] = '\0';
+	o->cancel_effect_out = j->cancel_effect;
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
 	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
@@ -897,6 +907,7 @@ static void claim_tasks(struct wq_worker *w)
 	req.instance = w->self.id;
 	req.kinds = w->kinds;
 	req.nkinds = w->nkinds;
+	req.max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
 	req.limit = slots;
 	req.now = wq_now();
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
@@ -1232,12 +1243,15 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 			w->db_url = strdup(opts->db_url);
 	}
 	w->kinds = calloc(cfg->nkinds, sizeof(*w->kinds));
-	if (!w->kinds || (opts && opts->host && !w->host) || (opts && opts->db_url && !w->db_url)) {
+	w->kind_max_attempts = calloc(cfg->nkinds ? cfg->nkinds : 1, sizeof(int));
+	if (!w->kinds || !w->kind_max_attempts || (opts && opts->host && !w->host) || (opts && opts->db_url && !w->db_url)) {
 		wq_worker_free(w);
 		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
 	}
-	for (size_t i = 0; i < cfg->nkinds; i++)
+	for (size_t i = 0; i < cfg->nkinds; i++) {
 		w->kinds[i] = cfg->kinds[i].name;
+		w->kind_max_attempts[i] = cfg->kinds[i].max_attempts;
+	}
 	w->nkinds = cfg->nkinds;
 
 	if (wq__instance_init(&w->self, w->host, &e) != WQ_OK) {
@@ -1386,6 +1400,7 @@ void wq_worker_free(wq_worker *w)
 		free(j);
 	}
 	free(w->kinds);
+	free(w->kind_max_attempts);
 	free(w->host);
 	free(w->db_url);
 	free(w);

@@ -15,6 +15,9 @@
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
 #define D_RETURNING_ID " RETURNING id"
+#define D_MEMBER_INT(p, k)                                                                 \
+	"(SELECT CAST(j.value AS integer) FROM json_each_text(CAST(" p " AS json)) AS j "  \
+	"WHERE j.key = " k ")"
 /* Identity columns never hand out an id twice. */
 #define D_ID_COL ""
 #define D_NEXT_ID(tbl) ""

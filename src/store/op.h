@@ -27,6 +27,10 @@ struct wq__store {
 	int retry_safe;  /* a repeat of this operation recognises its own earlier commit: a
 			  * lost COMMIT answer is WQ_EBUSY (retry), not WQ_EUNKNOWN */
 	int commit_lost; /* the last wq__end lost its COMMIT answer */
+	/* Within an enqueue: its operation (the key, or the generated id), for the message
+	 * of a lost COMMIT answer (wq__sql_fail); NULL otherwise. */
+	const char *lost_op;
+	int lost_op_keyed;
 	int last_sqlerr; /* enum wq__sqlerr of the last failure wq__sql_fail worded */
 	/* Claims whose COMMIT answer was lost (since the last claim that got one): the
 	 * tasks they may have taken run under lost_instance since these times, and no one

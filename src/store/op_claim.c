@@ -101,6 +101,25 @@ static wq_rc attempt_finish(struct wq__store *s, int64_t task_id, int attempt, i
 		       NULL, "record attempt", err);
 }
 
+/* The JSON object text {"kind": limit} of the kinds with an attempt limit of their own
+ * (SQL_CLAIM's $5); malloc'd. */
+static wq_rc claim_limits(const struct wq__claim_req *req, char **out, wq_error *err)
+{
+	json_t *obj = json_object();
+	size_t i;
+	int bad = !obj;
+
+	for (i = 0; !bad && req->max_attempts && i < req->nkinds; i++)
+		if (req->max_attempts[i] > 0)
+			bad = json_object_set_new(obj, req->kinds[i],
+						  json_integer(req->max_attempts[i])) != 0;
+	*out = bad ? NULL : json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	if (!*out)
+		return wq__err(err, WQ_ENOMEM, "out of memory (kind limits)");
+	return WQ_OK;
+}
+
 /* Within the claim transaction: the tasks of lost claims first (they keep their attempt
  * and their `claimed` event), then new ones, each with an attempts row and an event. */
 static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
@@ -108,7 +127,7 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 {
 	struct claim_row *x;
 	size_t recovered = 0, i;
-	char *lost = NULL;
+	char *lost = NULL, *limits = NULL;
 	wq_rc rc;
 
 	if (s->nlost_claims > 0 && strcmp(s->lost_instance, req->instance) == 0) {
@@ -122,10 +141,13 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 		recovered = v->n;
 	}
 	if (recovered < (size_t)req->limit) {
-		rc = wq__rows(s, SQL_CLAIM,
-			      WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj),
-				       WQ__AI(req->limit - (int)recovered)),
-			      push_claimed, v, NULL, "claim tasks", err);
+		rc = claim_limits(req, &limits, err);
+		if (!rc)
+			rc = wq__rows(s, SQL_CLAIM,
+				      WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj),
+					       WQ__AI(req->limit - (int)recovered), WQ__AT(limits)),
+				      push_claimed, v, NULL, "claim tasks", err);
+		free(limits);
 		if (rc)
 			return rc;
 	}
@@ -224,8 +246,9 @@ static void detail_with_effect(const char *detail, const struct wq__open_effect 
 /*
  * Before the conditional UPDATE: an attempt that found an effect uncertain ends
  * `interrupted` (uncertain-effect, naming it) whatever the handler reported (the default
- * policy of SPEC §7); an interrupted attempt with an open effect names it in
- * reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
+ * policy of SPEC §7); a cancelled attempt that began an effect and never confirmed it
+ * ends `interrupted` (cancelled-while-running, naming it: SPEC §13); an interrupted
+ * attempt with an open effect names it in reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
  */
 static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 			    struct wq__outcome *adj, struct wq__open_effect *oe, char *detail,
@@ -252,12 +275,20 @@ static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 		wq__strlcpy(oe->name, ts.uncertain, sizeof(oe->name));
 		return WQ_OK;
 	}
-	if (o->kind != WQ__FINISH_INTERRUPTED)
+	if (o->kind != WQ__FINISH_INTERRUPTED && o->kind != WQ__FINISH_CANCELLED)
 		return WQ_OK;
 	rc = wq__open_effect(s, o->task_id, o->attempt, oe, err);
 	if (rc || !oe->name[0])
 		return rc;
-	detail_with_effect(o->reason_detail, oe, detail, dsz);
+	if (o->kind == WQ__FINISH_CANCELLED) {
+		/* SPEC §13: `cancelled` only when the attempt left no effect begun and
+		 * unconfirmed; otherwise nobody knows whether it happened. */
+		adj->kind = WQ__FINISH_INTERRUPTED;
+		adj->reason = "cancelled-while-running";
+		snprintf(detail, dsz, "%s", oe->note);
+	} else {
+		detail_with_effect(o->reason_detail, oe, detail, dsz);
+	}
 	adj->reason_detail = detail;
 	return WQ_OK;
 }
@@ -425,6 +456,10 @@ wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error 
 	rc = wq__end(s, finish_body(s, &clean, &oe, &o, err), err);
 	if (!rc && in->uncertain_out && strcmp(wq__nz(o.reason), "uncertain-effect") == 0)
 		wq__strlcpy(in->uncertain_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
+	if (!rc && in->cancel_effect_out && in->kind == WQ__FINISH_CANCELLED &&
+	    o.kind == WQ__FINISH_INTERRUPTED &&
+	    strcmp(wq__nz(o.reason), "cancelled-while-running") == 0)
+		wq__strlcpy(in->cancel_effect_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
 out:
 	free(reason);
 	free(detail);

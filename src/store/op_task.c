@@ -198,15 +198,12 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	q.t = t;
 	q.payload = payload;
 	rc = wq__begin(s, 1, err);
-	if (!rc)
+	if (!rc) {
+		s->lost_op = t->key ? t->key : t->operation; /* for a lost COMMIT answer */
+		s->lost_op_keyed = t->key != NULL;
 		rc = wq__end(s, enqueue_body(s, &q, err), err);
+	}
 	free(payload);
-	if (rc == WQ_EUNKNOWN && !t->key)
-		return wq__err(err, WQ_EUNKNOWN,
-			       "the commit's answer was lost: task %s may or may not be enqueued; "
-			       "check with `wakeq list`, and give tasks a --key so that a retry is "
-			       "safe",
-			       t->operation);
 	if (rc == WQ_OK)
 		*out = q.row;
 	return rc;
@@ -511,6 +508,11 @@ static wq_rc resolve_body(struct wq__store *s, const struct wq__resolve *r,
 	else
 		rc = transition(s, SQL_RESOLVE_RETRY, WQ__ARGS(WQ__AI(r->task_id), WQ__AI(r->now)),
 				r->task_id, "interrupted", err);
+	/* The decision answers the task's effect findings so far (doctor); an attempt
+	 * that begins one of them again makes it a finding again. */
+	if (!rc)
+		rc = wq__run(s, SQL_EFFECT_RESOLVE, WQ__ARGS(WQ__AI(r->task_id), WQ__AI(r->now)),
+			     NULL, "record resolution", err);
 	if (!rc)
 		rc = wq__eventf(s, r->task_id, r->now, ts.attempt, "resolved", "", err, "ssS",
 				"decision", decision, WQ_REASON_MAX, "by",

@@ -44,12 +44,14 @@ wq_rc wq__op_prune(struct wq__store *s, int64_t task_cutoff, int64_t operation_c
 static const struct wq__col doctor_cols[] = {
 	D('i', kind), D('i', task_id), D('s', operation), D('s', effect), D('s', effect_state),
 	D('i', attempt), D('i', begun_attempts), D('s', reason), D('s', reason_detail),
+	D('s', instance), D('i', since),
 };
 #undef D
 
-/* One statement: one snapshot of all three kinds of rows. */
-wq_rc wq__op_doctor(struct wq__store *s, struct wq__doctor_row **out, size_t *n, wq_error *err)
+/* One statement: one snapshot of every kind of row. */
+wq_rc wq__op_doctor(struct wq__store *s, int64_t stuck_before, struct wq__doctor_row **out,
+		    size_t *n, wq_error *err)
 {
-	return wq__select(s, SQL_DOCTOR, WQ__NOARGS, WQ__COLS(doctor_cols),
+	return wq__select(s, SQL_DOCTOR, WQ__ARGS(WQ__AI(stuck_before)), WQ__COLS(doctor_cols),
 			  sizeof(struct wq__doctor_row), out, n, "doctor", err);
 }

@@ -164,7 +164,8 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 * CASCADE children). So every insert takes its id above id_floor (v2), which prune
 	 * raises; this step seeds the floor of each table with its current highest id.
 	 * "WHERE true": an upsert after INSERT ... SELECT ... FROM needs a WHERE clause to
-	 * parse. */
+	 * parse. effects.resolved_at: when a resolution of the task answered the effect's
+	 * doctor findings (0: not answered; an attempt that begins it again clears it). */
 	{4,
 	 "ALTER TABLE instances ADD COLUMN host_id TEXT NOT NULL DEFAULT '';\n"
 	 "INSERT INTO id_floor (tbl, id) SELECT 'tasks', coalesce(max(id), 0) FROM tasks "
@@ -175,7 +176,8 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "FROM deliveries WHERE true ON CONFLICT (tbl) DO UPDATE "
 	 "SET id = max(id_floor.id, excluded.id);\n"
 	 "INSERT INTO id_floor (tbl, id) SELECT 'inbox', coalesce(max(id), 0) FROM inbox "
-	 "WHERE true ON CONFLICT (tbl) DO UPDATE SET id = max(id_floor.id, excluded.id);\n"},
+	 "WHERE true ON CONFLICT (tbl) DO UPDATE SET id = max(id_floor.id, excluded.id);\n"
+	 "ALTER TABLE effects ADD COLUMN resolved_at INTEGER NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -40,6 +40,21 @@ wq_rc wq__sql_fail(struct wq__store *s, int sqlerr, const char *what, wq_error *
 			return wq__err(err, WQ_EBUSY, "%s connection lost: database %s, %s: the "
 						      "commit's answer was lost; retrying is safe",
 				       who, label(s), what);
+		/* Otherwise say how to find out: the user cannot tell a lost answer from a
+		 * refusal, and an unkeyed enqueue repeated may run the work twice. */
+		if (s->lost_op && s->lost_op_keyed)
+			return wq__err(err, WQ_EUNKNOWN,
+				       "database %s: the commit's answer was lost: operation key "
+				       "'%s' may or may not be enqueued; check with `wakeq timeline "
+				       "%s`, or enqueue again with the same --key (a retry replays)",
+				       label(s), s->lost_op, s->lost_op);
+		if (s->lost_op)
+			return wq__err(err, WQ_EUNKNOWN,
+				       "database %s: the commit's answer was lost: task %s may or may "
+				       "not be enqueued; look for it with `wakeq list` and `wakeq "
+				       "timeline ID`, and give tasks a --key so that a retry replays "
+				       "instead of enqueueing again",
+				       label(s), s->lost_op);
 		return wq__err(err, WQ_EUNKNOWN,
 			       "database %s, %s: the commit's answer was lost: the change may or "
 			       "may not be recorded; check with `wakeq timeline`",
@@ -66,6 +81,8 @@ wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 
 	s->keep = 0;
 	s->retry_safe = 0;
+	s->lost_op = NULL;
+	s->lost_op_keyed = 0;
 	return e ? wq__sql_fail(s, e, "begin", err) : WQ_OK;
 }
 
@@ -73,6 +90,10 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 {
 	int e = rc == WQ_OK || s->keep ? s->drv->commit(s->c) : -1; /* -1: roll back */
 
+	/* The tests' lost answer: committed for real, reported unknown (only where the user is
+	 * told so; a retry-safe repeat would meet the fault again forever). */
+	if (!e && !s->retry_safe && wq__failpoint_hit("commit-lost"))
+		e = WQ__SQL_COMMIT_UNKNOWN;
 	s->commit_lost = e == WQ__SQL_COMMIT_UNKNOWN;
 	if (e > 0)
 		rc = wq__sql_fail(s, e, "commit", err);
@@ -80,6 +101,8 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 		s->drv->rollback(s->c);
 	s->keep = 0;
 	s->retry_safe = 0;
+	s->lost_op = NULL;
+	s->lost_op_keyed = 0;
 	return rc;
 }
 

@@ -14,6 +14,8 @@
  *   D_IDS(p)          the integers of JSON array text p, as a sub-select
  *   D_RETURNING_ID    " RETURNING id" of an insert; SQLite: "" (RETURNING costs it a
  *                     temporary table), the id then comes from SQL_LAST_ID
+ *   D_MEMBER_INT(p, k) the integer member named by text k of JSON object text p, as a
+ *                     scalar sub-select (NULL when absent)
  *   D_ID_COL, D_NEXT_ID(tbl)
  *                     SQLite names the id of a new task, event, delivery or inbox row:
  *                     above every id the table ever had (id_floor keeps the highest id
@@ -112,9 +114,11 @@
 	X(SQL_CLAIM_PROBE, "SELECT 1 FROM tasks WHERE state = 'pending' AND due_at <= $1 "  \
 	  "AND kind IN " D_TEXTS("$2") " LIMIT 1")                                          \
 	/* an instance declared lost (its row deleted) can no longer claim */               \
+	/* $5: {"kind": limit} of the kinds whose max_attempts overrides the task's */      \
 	X(SQL_CLAIM, "UPDATE tasks SET state = 'running', attempt = attempt + 1, "          \
 	  "instance = $1, started_at = $2, updated_at = $2, cancel_requested = 0, "         \
-	  "reason = '', reason_detail = '', uncertain_effect = '' WHERE "                   \
+	  "reason = '', reason_detail = '', uncertain_effect = '', max_attempts = "         \
+	  "coalesce(" D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE "             \
 	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
 		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
 	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
@@ -170,9 +174,13 @@
 	X(SQL_EFFECT_INSERT, "INSERT INTO effects (task_id, name, state, attempt, "         \
 	  "last_attempt, begun_attempts, begun_at) VALUES ($1, $2, 'begun', $3, $3, 1, "    \
 	  "$4)")                                                                            \
-	X(SQL_EFFECT_AGAIN, "UPDATE effects SET last_attempt = $3, begun_attempts = "       \
-	  "begun_attempts + 1 WHERE task_id = $1 AND name = $2 AND state = 'begun' AND "    \
-	  "last_attempt < $3")                                                              \
+	/* an attempt that found it uncertain: noted, not counted as beginning it (only  \
+	 * `new` answers count in begun_attempts); a new finding after any resolution */    \
+	X(SQL_EFFECT_AGAIN, "UPDATE effects SET last_attempt = $3, resolved_at = 0 WHERE "  \
+	  "task_id = $1 AND name = $2 AND state = 'begun' AND last_attempt < $3")           \
+	/* a resolution answers the task's effect findings so far (doctor) */               \
+	X(SQL_EFFECT_RESOLVE, "UPDATE effects SET resolved_at = $2 WHERE task_id = $1 AND " \
+	  "resolved_at = 0")                                                                \
 	X(SQL_EFFECT_DONE, "UPDATE effects SET state = 'done', result = $4, done_at = $5 "  \
 	  "WHERE task_id = $1 AND name = $2 AND state = 'begun' AND attempt = $3")          \
 	/* an effect this attempt began (first), or found uncertain, never confirmed */     \
@@ -189,14 +197,19 @@
 	X(SQL_PRUNE_OPERATIONS, "DELETE FROM operations WHERE finished_at IS NOT NULL "     \
 	  "AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = "        \
 	  "operations.task_id)")                                                            \
-	/* rows by kind (1, 2, 3: enum wq__doctor_kind), task id and effect name */           \
+	/* rows by kind (1-4: enum wq__doctor_kind), task id and effect name; 4: tasks    \
+	 * running since before $1 (0: none) */                                           \
+	/* effect rows an operator's resolution answered (resolved_at) are left out */     \
 	X(SQL_DOCTOR, "SELECT 1, e.task_id, t.operation, e.name, e.state, e.attempt, "      \
-	  "e.begun_attempts, '', '' FROM effects e JOIN tasks t ON t.id = e.task_id WHERE "  \
-	  "e.begun_attempts >= 2 UNION ALL SELECT 2, e.task_id, t.operation, e.name, "      \
-	  "e.state, e.attempt, e.begun_attempts, '', '' FROM effects e JOIN tasks t ON "    \
-	  "t.id = e.task_id WHERE e.state = 'begun' AND NOT (t.state = 'running' AND "      \
-	  "t.attempt = e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, " \
-	  "reason_detail FROM tasks WHERE state = 'interrupted' ORDER BY 1, 2, 4")          \
+	  "e.begun_attempts, '', '', '', 0 FROM effects e JOIN tasks t ON t.id = "          \
+	  "e.task_id WHERE e.begun_attempts >= 2 AND e.resolved_at = 0 UNION ALL SELECT "   \
+	  "2, e.task_id, t.operation, e.name, e.state, e.attempt, e.begun_attempts, '', "   \
+	  "'', '', 0 FROM effects e JOIN tasks t ON t.id = e.task_id WHERE e.state = "      \
+	  "'begun' AND e.resolved_at = 0 AND NOT (t.state = 'running' AND t.attempt = "     \
+	  "e.attempt) UNION ALL SELECT 3, id, operation, '', '', 0, 0, reason, "            \
+	  "reason_detail, '', 0 FROM tasks WHERE state = 'interrupted' UNION ALL SELECT "   \
+	  "4, id, operation, '', '', attempt, 0, '', '', instance, started_at FROM tasks "  \
+	  "WHERE state = 'running' AND started_at < $1 ORDER BY 1, 2, 4")                   \
 	/* ---- outbox (op_outbox.c) ---- */                                                \
 	X(SQL_DLV_QUEUE, NULL)                                                              \
 	X(SQL_DLV_CLAIM, "UPDATE deliveries SET state = 'sending', attempts = attempts + "  \

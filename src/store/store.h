@@ -54,9 +54,11 @@ struct wq__enqueued_row {
 
 /* One row of doctor(). */
 enum wq__doctor_kind {
-	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect begun by begun_attempts >= 2 attempts */
+	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect two or more attempts got `new` for */
 	WQ__DOCTOR_UNCERTAIN,        /* an effect begun by an attempt that is over, not done */
+	/* (effect rows: only those no resolution of the task answered) */
 	WQ__DOCTOR_INTERRUPTED,      /* an interrupted task */
+	WQ__DOCTOR_STUCK,            /* a task running since before the bound */
 };
 
 struct wq__doctor_row {
@@ -69,6 +71,8 @@ struct wq__doctor_row {
 	int begun_attempts;                   /* effect rows */
 	char reason[WQ_REASON_MAX + 1];       /* interrupted rows */
 	char reason_detail[WQ_DETAIL_MAX + 1];
+	char instance[WQ_NAME_MAX + 1];       /* stuck rows: the owning instance */
+	int64_t since;                        /* stuck rows: started_at */
 };
 
 /* One task handed to a worker by claim(). The caller owns the array and each payload. */
@@ -92,6 +96,10 @@ struct wq__claim_req {
 	size_t nkinds;
 	int limit;                /* at most this many tasks */
 	int64_t now;
+	/* Parallel to kinds, or NULL: the kind's attempt limit (0: none), which overrides
+	 * the task's own. The claim records it on the task row (tasks.max_attempts, so
+	 * list/show print the limit that applies) and hands it out in max_attempts. */
+	const int *max_attempts;
 };
 
 /* The outcome of one attempt, recorded by finish(). */
@@ -122,6 +130,11 @@ struct wq__outcome {
 	 * uncertain, finish() recorded `interrupted` (uncertain-effect) instead of `kind` and
 	 * writes the effect's name here; untouched otherwise. */
 	char *uncertain_out;
+	/* Out, optional (WQ_EFFECT_NAME_MAX + 1 bytes): when a CANCELLED outcome was
+	 * recorded `interrupted` (cancelled-while-running) because the attempt left an effect
+	 * begun and unconfirmed, finish() writes the effect's name here; untouched
+	 * otherwise. */
+	char *cancel_effect_out;
 };
 
 /* A registered worker instance. */
@@ -220,13 +233,18 @@ struct wq__store_methods {
 
 	/* Batch claim: up to req->limit due pending tasks of req->kinds by (order_at, id),
 	 * pending → running with attempt+1 under req->instance, only while that instance's
-	 * row exists; a `claimed` event and an attempts row each. */
+	 * row exists; a `claimed` event and an attempts row each. A kind's limit in
+	 * req->max_attempts replaces the task's max_attempts in the same UPDATE. */
 	wq_rc (*claim)(struct wq__store *s, const struct wq__claim_req *req,
 		       struct wq__claimed **out, size_t *n, wq_error *err);
 
 	/* Records the outcome of one attempt, fenced by running, attempt and instance. The
 	 * same outcome recorded already (a retry) is WQ_OK; otherwise no row means the task
-	 * moved on: only a `stale-outcome` event, and WQ_ESTALE. */
+	 * moved on: only a `stale-outcome` event, and WQ_ESTALE. The journal can override
+	 * the outcome: an attempt that found an effect uncertain ends `interrupted`
+	 * (uncertain-effect); a CANCELLED attempt that began an effect and never confirmed
+	 * it ends `interrupted` (cancelled-while-running, reason_detail naming the effect),
+	 * the handler's report kept in the event as handler_outcome. */
 	wq_rc (*finish)(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
 	/* pending → cancelled (event `cancelled`), or on running sets cancel_requested
@@ -236,7 +254,9 @@ struct wq__store_methods {
 			wq_error *err);
 
 	/* interrupted → decision (event `resolved` with decision, by, note). Retry sets
-	 * due_at = now. WQ_ENOTFOUND / WQ_ESTATE. */
+	 * due_at = now. In the same transaction the task's effect rows are marked resolved:
+	 * doctor() no longer reports them, until an attempt begins one again.
+	 * WQ_ENOTFOUND / WQ_ESTATE. */
 	wq_rc (*resolve)(struct wq__store *s, const struct wq__resolve *r, wq_error *err);
 
 	/* Appends one event that changes no state (e.g. `started` with the handler's pid,
@@ -310,8 +330,10 @@ struct wq__store_methods {
 	 * done → WQ_EFFECT_DONE with *result (malloc'd, NULL when none; event
 	 * effect-skipped); begun by an earlier attempt → WQ_EFFECT_UNCERTAIN: the task's
 	 * uncertain_effect is set, so finish() records this attempt `interrupted`
-	 * (`uncertain-effect`) whatever the handler reports, and the entry counts one more
-	 * attempt that began it (event effect-uncertain, once per attempt).
+	 * (`uncertain-effect`) whatever the handler reports; the entry notes the attempt
+	 * (last_attempt; it does not count in begun_attempts, which counts `new` answers
+	 * only) and is a doctor finding again if a resolution had answered it (event
+	 * effect-uncertain, once per attempt).
 	 * effect_done: begun by this attempt → done with `result` (may be NULL; event
 	 * effect-done with its size and SHA-256, never the text); done by this attempt with
 	 * the same result → WQ_OK, nothing written; anything else → WQ_ESTATE saying why. */
@@ -328,9 +350,11 @@ struct wq__store_methods {
 	wq_rc (*prune)(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
 		       wq_prune_counts *out, wq_error *err);
 	/* What needs a human (doctor.c words it); *out malloc'd, ordered by kind of row,
-	 * then task id. */
-	wq_rc (*doctor)(struct wq__store *s, struct wq__doctor_row **out, size_t *n,
-			wq_error *err);
+	 * then task id. Tasks running since before `stuck_before` (started_at) are stuck
+	 * rows (0: none are): an instance that is alive but lost track of its task keeps it
+	 * running forever, and no recovery sees that. */
+	wq_rc (*doctor)(struct wq__store *s, int64_t stuck_before, struct wq__doctor_row **out,
+			size_t *n, wq_error *err);
 
 	/* --- outbox: deliveries and the inbox (schema v3; outbox.c, deliver.c) ---
 	 * finish() of a succeeded task (not `discarded`) inserts one pending delivery per

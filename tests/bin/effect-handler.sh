@@ -9,6 +9,8 @@
 #               `uncertain`, so the store alone must keep the attempt from succeeding
 #   begin-block begin, do the effect, then block (killed before `done`)
 #   done-block  begin, do the effect, confirm it, then block (killed after `done`)
+#   begin-term  begin, do the effect, then wait; on SIGTERM exit 75 ("stopped cleanly"),
+#               leaving the effect unconfirmed
 # Blocking modes write their pid to $WAKEQ_TEST_DIR/started.<task> first.
 set -u
 dir=${WAKEQ_TEST_DIR:?}
@@ -52,6 +54,14 @@ done-block)
 	effect
 	"$wq" effect done "$name" --result "sent by $WAKEQ_ATTEMPT_ID" || exit 1
 	block ;;
+begin-term)
+	begin || exit 1
+	effect
+	trap 'exit 75' TERM
+	echo $$ >"$dir/started.$WAKEQ_TASK_ID.tmp"
+	mv "$dir/started.$WAKEQ_TASK_ID.tmp" "$dir/started.$WAKEQ_TASK_ID"
+	# short sleeps: the trap runs when the current one ends
+	while :; do sleep 0.1; done ;;
 *)
 	echo "effect-handler.sh: unknown mode $mode" >&2
 	exit 2 ;;

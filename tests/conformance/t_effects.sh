@@ -74,9 +74,17 @@ for line in "attempt $a.1  instance " "attempt $a.2  instance " "effect-begun " 
 done
 grep "effect-uncertain" "$T/tl-a.txt" | grep -q "\"begun_in\":\"$a.1\"" || fail "effect-uncertain does not name the attempt that began it"
 grep " interrupted " "$T/tl-a.txt" | grep -q '"handler_outcome":"succeeded"' || fail "the overridden outcome is not on the timeline"
+# the retries got `uncertain`: they did not begin the effect, so it was begun once
 expect_exit 1 wq doctor
-grep -q "^effect-begun-twice task $a operation mail-a: effect send-mail begun by 3 attempts" "$T/last.out" ||
-	fail "doctor does not report the effect begun in several attempts: $(cat "$T/last.out")"
+grep -q "^effect-begun-twice task $a " "$T/last.out" &&
+	fail "doctor reports an effect begun once as begun twice: $(cat "$T/last.out")"
+grep -q "^uncertain-effect task $a operation mail-a: effect send-mail begun by attempt $a.1" "$T/last.out" ||
+	fail "doctor does not report the uncertain effect after the retries: $(cat "$T/last.out")"
+
+# an operator's decision answers the findings: doctor is clean again (exit 0)
+wq resolve "$a" --succeeded --note "the mail is in the sent folder" >/dev/null
+expect_exit 0 wq doctor
+grep -q "^clean" "$T/last.out" || fail "doctor after the resolution: $(cat "$T/last.out")"
 
 # --- killed after the confirmation --------------------------------------------------
 b=$(wq enqueue mail --key mail-b --payload '{"to":"b@example.org"}')

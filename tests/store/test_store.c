@@ -157,7 +157,7 @@ static wq_rc enqueue(struct fx *f, const char *key, const char *notify, int64_t 
 static size_t claim(struct fx *f, const char *inst, struct wq__claimed *one)
 {
 	static const char *const kinds[] = {"k"};
-	struct wq__claim_req req = {inst, kinds, 1, 10, f->now};
+	struct wq__claim_req req = {inst, kinds, 1, 10, f->now, NULL};
 	struct wq__claimed *out = NULL;
 	size_t n = 0, i;
 	wq_error e;
@@ -207,6 +207,32 @@ static int events_of(struct fx *f, int64_t id, const char *type, int64_t *max_id
 	}
 	free(ev);
 	return count;
+}
+
+static struct wq__outcome cancelled(const struct wq__claimed *c, const char *inst, int64_t now)
+{
+	struct wq__outcome o;
+
+	memset(&o, 0, sizeof(o));
+	o.task_id = c->id;
+	o.attempt = c->attempt;
+	o.instance = inst;
+	o.kind = WQ__FINISH_CANCELLED;
+	o.exit_status = 75;
+	o.now = now;
+	return o;
+}
+
+static wq_effect_status begin_effect(struct fx *f, const struct wq__claimed *c, const char *name)
+{
+	wq_effect_status st = 0;
+	char *result = NULL;
+	wq_error e;
+
+	assert_int_equal(M->effect_begin(f->s, c->id, c->attempt, name, f->now, &st, &result, &e),
+			 WQ_OK);
+	free(result);
+	return st;
 }
 
 /* ---- the contract ---- */
@@ -488,6 +514,202 @@ static void reap_interrupts_and_fences(void **state)
 	assert_int_equal(M->instance_heartbeat(f->s, "w1", f->now + 2, &e), WQ_ENOTFOUND);
 }
 
+/* Item 6 (SPEC §13): a cancel confirmed by the handler ends `cancelled` only when the
+ * attempt left no effect begun and unconfirmed; otherwise `interrupted`
+ * (cancelled-while-running) naming the effect. */
+static void cancel_after_effect_begun_is_interrupted(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_state after = 0;
+	wq_task t;
+	int64_t a, b, d;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &a, &e), WQ_OK);
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &b, &e), WQ_OK);
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &d, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 3);
+
+	/* a: effect begun, not confirmed, then cancelled */
+	c.id = a;
+	c.attempt = 1;
+	assert_int_equal(M->cancel(f->s, a, f->now, &after, &e), WQ_OK);
+	assert_int_equal(after, WQ_STATE_RUNNING);
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_NEW);
+	o = cancelled(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, a, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_INTERRUPTED);
+	assert_string_equal(t.reason, "cancelled-while-running");
+	assert_string_equal(t.reason_detail, "effect send-mail begun, not confirmed");
+	assert_int_equal(events_of(f, a, "cancelled", NULL), 0);
+	assert_int_equal(events_of(f, a, "interrupted", NULL), 1);
+	/* the same finish repeated (a lost COMMIT answer) is recognised */
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(events_of(f, a, "stale-outcome", NULL), 0);
+
+	/* b: effect begun and confirmed, then cancelled: nothing is unknown */
+	c.id = b;
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_NEW);
+	assert_int_equal(M->effect_done(f->s, b, 1, "send-mail", "ok", f->now, &e), WQ_OK);
+	o = cancelled(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, b, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_CANCELLED);
+
+	/* d: no effect at all */
+	c.id = d;
+	o = cancelled(&c, "w1", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, d, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_CANCELLED);
+}
+
+/* Doctor's rows of one kind for task id (tasks running since before stuck_before are
+ * stuck; *row gets the last row found when non-NULL). */
+static int doctor_rows_at(struct fx *f, int64_t stuck_before, int64_t id,
+			  enum wq__doctor_kind kind, struct wq__doctor_row *row)
+{
+	struct wq__doctor_row *rows = NULL;
+	size_t n = 0, i;
+	int count = 0;
+	wq_error e;
+
+	assert_int_equal(M->doctor(f->s, stuck_before, &rows, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++) {
+		if (rows[i].task_id != id || rows[i].kind != kind)
+			continue;
+		count++;
+		if (row)
+			*row = rows[i];
+	}
+	free(rows);
+	return count;
+}
+
+static int doctor_rows(struct fx *f, int64_t id, enum wq__doctor_kind kind)
+{
+	return doctor_rows_at(f, 0, id, kind, NULL);
+}
+
+static void resolve(struct fx *f, int64_t id, wq_resolution d)
+{
+	struct wq__resolve r = {id, d, NULL, "operator", f->now};
+	wq_error e;
+
+	assert_int_equal(M->resolve(f->s, &r, &e), WQ_OK);
+}
+
+/* Item 15: an attempt that got `uncertain` did not begin the effect (effect-begun-twice
+ * means two `new` answers); a resolution answers the task's effect findings, and an
+ * attempt that begins the effect again after it makes it a finding again. */
+static void doctor_effect_findings_and_resolution(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_task t;
+	int64_t id;
+	int count = 0;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, "mail-a", NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_NEW);
+	assert_int_equal(M->instance_reap(f->s, "w1", f->now, "worker-lost", f->now, &count, &e),
+			 WQ_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 1);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 1);
+
+	/* a retry finds it uncertain: still begun once */
+	instance(f, "w2");
+	f->now += 1000;
+	resolve(f, id, WQ_RESOLVE_RETRY);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 0); /* answered */
+	assert_int_equal(claim(f, "w2", &c), 1);
+	assert_int_equal(c.attempt, 2);
+	assert_int_equal(begin_effect(f, &c, "send-mail"), WQ_EFFECT_UNCERTAIN);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 1); /* begun again */
+	o = succeeded(&c, "w2", f->now + 1);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_string_equal(t.reason, "uncertain-effect");
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_EFFECT_TWICE), 0);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 1);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 1);
+
+	/* the operator decides: nothing about this task is left to report */
+	f->now += 1000;
+	resolve(f, id, WQ_RESOLVE_SUCCEEDED);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_EFFECT_TWICE), 0);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_UNCERTAIN), 0);
+	assert_int_equal(doctor_rows(f, id, WQ__DOCTOR_INTERRUPTED), 0);
+}
+
+/* Item 13: a kind's attempt limit overrides the task's; the claim records it on the task
+ * row in the same transaction, so reads show the limit that applies. */
+static void claim_records_kind_limit(void **state)
+{
+	static const char *const kinds[] = {"k", "other"};
+	static const int limits[] = {2, 0};
+	struct fx *f = *state;
+	struct wq__claim_req req = {"w1", kinds, 2, 10, 0, limits};
+	struct wq__claimed *out = NULL;
+	wq_task t;
+	size_t n = 0, i;
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK); /* max_attempts 3 */
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.max_attempts, 3); /* before the first claim: its own */
+	req.now = f->now;
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].max_attempts, 2);
+	for (i = 0; i < n; i++)
+		free(out[i].payload);
+	free(out);
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.max_attempts, 2);
+}
+
+/* Item 2: a task running since before the bound is reported stuck, with its instance
+ * and start; a task running for less is not, nor one that finished. */
+static void doctor_reports_stuck_running(void **state)
+{
+	struct fx *f = *state;
+	struct wq__doctor_row row;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	const int64_t hour = INT64_C(3600000000);
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	/* an hour's bound, asked right away: not stuck */
+	assert_int_equal(doctor_rows_at(f, f->now - hour, id, WQ__DOCTOR_STUCK, NULL), 0);
+	/* asked three hours later */
+	memset(&row, 0, sizeof(row));
+	assert_int_equal(doctor_rows_at(f, f->now + 3 * hour - hour, id, WQ__DOCTOR_STUCK, &row), 1);
+	assert_string_equal(row.instance, "w1");
+	assert_true(row.since == f->now);
+	assert_int_equal(row.attempt, 1);
+	o = succeeded(&c, "w1", f->now + 3 * hour);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(doctor_rows_at(f, f->now + 3 * hour, id, WQ__DOCTOR_STUCK, NULL), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +723,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(keyed_enqueue_replay_and_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(reap_interrupts_and_fences, setup, teardown),
 		cmocka_unit_test_setup_teardown(legacy_fingerprint_replays, setup, teardown),
+		cmocka_unit_test_setup_teardown(cancel_after_effect_begun_is_interrupted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(doctor_effect_findings_and_resolution, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(claim_records_kind_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(doctor_reports_stuck_running, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
