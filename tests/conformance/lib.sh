@@ -116,6 +116,23 @@ start_worker() {
 	BG_PIDS="$BG_PIDS $!"
 }
 
+# pause_worker PID: SIGSTOP a worker at a moment it holds no write lock. On SQLite a
+# process stopped inside a write transaction blocks every other writer until it resumes
+# (README: "SQLite and paused processes"), which is not what these tests are about: so
+# after each stop a write is tried with a bound; when it cannot get through, the worker
+# is resumed for a moment and stopped again.
+pause_worker() {
+	for _try in 1 2 3 4 5 6 7 8 9 10; do
+		kill -STOP "$1"
+		if timeout 3 "$WQ" enqueue wakeq-test-probe >/dev/null 2>&1; then
+			return 0
+		fi
+		kill -CONT "$1"
+		sleep 0.05
+	done
+	fail "could not pause worker $1 outside a write transaction"
+}
+
 # run_worker CONFIG [ARGS...]: runs a worker --until-idle in the foreground.
 run_worker() {
 	cfg=$1; shift

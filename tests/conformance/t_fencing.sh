@@ -13,7 +13,7 @@ id=$(wq enqueue gated)
 start_worker a "$T/w.ini"
 wait_until 30 test -f "$T/started.$id"
 apid=$(cat "$T/a.pid")
-kill -STOP "$apid"
+pause_worker "$apid"
 stopped_at=$(date +%s%N)
 
 start_worker b "$T/w.ini"

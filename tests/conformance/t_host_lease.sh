@@ -14,7 +14,7 @@ id=$(wq enqueue gated)
 WAKEQ_HOST=host-a start_worker a "$T/w.ini"
 wait_until 30 test -f "$T/started.$id"
 apid=$(cat "$T/a.pid")
-kill -STOP "$apid"
+pause_worker "$apid"
 stopped_at=$(date +%s%N)
 WAKEQ_HOST=host-b start_worker b "$T/w.ini"
 wait_until 30 state_is "$id" interrupted

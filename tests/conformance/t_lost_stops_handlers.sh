@@ -41,7 +41,7 @@ wait_until 30 test -f "$T/pid.$id.1"
 old=$(cat "$T/pid.$id.1")
 
 # a is paused past its lease; b declares it lost, then leaves
-kill -STOP "$apid"
+pause_worker "$apid"
 start_worker b "$T/w.ini"
 wait_until 30 state_is "$id" interrupted
 expect_eq "$(field_of "$id" reason)" worker-lost "reason"
