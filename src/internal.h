@@ -48,6 +48,12 @@ void wq__failpoint(const char *name);
  * WQ__SQL_COMMIT_UNKNOWN, as when PostgreSQL's answer is lost (src/store/sql.c). */
 int wq__failpoint_hit(const char *name);
 
+/* ---- store/evidence.c ---- */
+
+/* Length of the valid UTF-8 sequence at p (at most `avail` bytes), or 0 if invalid (RFC
+ * 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
+size_t wq__utf8_seq(const unsigned char *p, size_t avail);
+
 /* ---- random.c ---- */
 
 void wq__random_bytes(void *buf, size_t len);

@@ -107,38 +107,6 @@ static long hex4(const unsigned char *s)
 	return v;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (Unicode Table 3-7: no overlong forms,
- * no encoded surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
-	size_t len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-		len = 3;
-	else if (c >= 0xF0 && c <= 0xF4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xE0)
-		lo = 0xA0;
-	else if (c == 0xED)
-		hi = 0x9F;
-	else if (c == 0xF0)
-		lo = 0x90;
-	else if (c == 0xF4)
-		hi = 0x8F;
-	if (avail < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t k = 2; k < len; k++)
-		if ((s[k] & 0xC0) != 0x80)
-			return 0;
-	return len;
-}
 
 static wq_rc parse_value(struct parser *p);
 
@@ -170,7 +138,7 @@ static wq_rc parse_string(struct parser *p)
 			}
 			continue;
 		}
-		if (!(l = utf8_len(s + i, p->n - i)))
+		if (!(l = wq__utf8_seq((const unsigned char *)s + i, p->n - i)))
 			return perr(p, i, "invalid UTF-8 in a string");
 		i += l;
 	}
@@ -419,7 +387,7 @@ static long u16_next(struct u16_reader *r)
 		r->c += 2;
 		return simple_escape(r->c[-1]);
 	}
-	len = utf8_len(r->c, (size_t)(r->end - r->c));
+	len = wq__utf8_seq((const unsigned char *)r->c, (size_t)(r->end - r->c));
 	cp = len == 1 ? r->c[0] : r->c[0] & (0x7F >> len);
 	for (size_t k = 1; k < len; k++)
 		cp = (cp << 6) | (r->c[k] & 0x3F);
