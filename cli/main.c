@@ -12,11 +12,13 @@ struct command {
 
 static const struct command commands[] = {
 	{"init", cmd_init},         {"enqueue", cmd_enqueue},   {"list", cmd_list},
-	{"show", cmd_show},         {"result", cmd_result},     {"cancel", cmd_cancel},
+	{"show", cmd_show},         {"result", cmd_result},     {"cancel", cmd_cancel_ops},
 	{"resolve", cmd_resolve},   {"timeline", cmd_timeline}, {"worker", cmd_worker},
 	{"effect", cmd_effect},     {"prune", cmd_prune},       {"doctor", cmd_doctor},
 	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
 	{"bench", cmd_bench},
+	/* operator's side (issue 14) */
+	{"retry", cmd_retry},
 };
 
 static const struct command *find_command(const char *name)

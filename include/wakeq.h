@@ -491,6 +491,22 @@ void wq_free(void *p);
 /* Validates JSON text; on failure WQ_EINVAL with "line L, column C: <what>". */
 wq_rc wq_json_validate(const char *text, size_t len, wq_error *err);
 
+/* ----------------------------------------------- operator retry (issue 14) ---- */
+
+/*
+ * Retries a failed or cancelled task: → pending, due now, a new round of attempts under
+ * the same task and operation (an enqueue of its key still replays to it). The round's
+ * attempt budget counts from the attempts used: max_attempts becomes attempts + the
+ * budget the task had (its kind's max_attempts, when the worker's config sets one). Its
+ * timeline gets a `retried` event with `by` (NULL: "operator") and `note` (may be NULL,
+ * at most 1000 bytes). Any other state: WQ_ESTATE naming it; WQ_ENOTFOUND.
+ */
+wq_rc wq_task_retry(wq_db *db, int64_t id, const char *note, const char *by, wq_error *err);
+
+/* wq_task_resolve naming who decided in the `resolved` event (NULL: "operator"). */
+wq_rc wq_task_resolve_by(wq_db *db, int64_t id, wq_resolution decision, const char *note,
+			 const char *by, wq_error *err);
+
 #ifdef __cplusplus
 }
 #endif

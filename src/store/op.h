@@ -196,7 +196,9 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 	X(instance_heartbeat) X(instance_unregister) X(instance_list) X(instance_reap)       \
 	X(reap_orphans) X(operation_find) X(attempts) X(effect_begin) X(effect_done)         \
 	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
-	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)
+	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)     \
+	/* operator retry (issue 14) */                                                    \
+	X(retry)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

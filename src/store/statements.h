@@ -118,7 +118,7 @@
 	X(SQL_CLAIM, "UPDATE tasks SET state = 'running', attempt = attempt + 1, "          \
 	  "instance = $1, started_at = $2, updated_at = $2, cancel_requested = 0, "         \
 	  "reason = '', reason_detail = '', uncertain_effect = '', max_attempts = "         \
-	  "coalesce(" D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE "             \
+	  "coalesce(retry_base + " D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE " \
 	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
 		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
 	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
@@ -258,7 +258,16 @@
 	  "subject, result_size, result_sha256, created_at, read_at FROM inbox WHERE "      \
 	  "recipient = $1 AND ($2 = 0 OR read_at = 0) ORDER BY id")                         \
 	X(SQL_INBOX_READ, "UPDATE inbox SET read_at = $2 WHERE id = $1 AND read_at = 0")    \
-	X(SQL_INBOX_EXISTS, "SELECT 1 FROM inbox WHERE id = $1")
+	X(SQL_INBOX_EXISTS, "SELECT 1 FROM inbox WHERE id = $1")                            \
+	/* ---- operator retry (issue 14, op_retry.c) ---- */                               \
+	/* failed|cancelled -> pending, due now ($2), fenced by the attempt read ($3): a    \
+	 * new round whose budget (max_attempts - retry_base) counts from the attempts    \
+	 * used. SET reads the old row, so max_attempts uses the old retry_base. */       \
+	X(SQL_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, order_at = $2 - "    \
+	  "(due_at - order_at), updated_at = $2, finished_at = 0, reason = '', "            \
+	  "reason_detail = '', outcome = '', cancel_requested = 0, uncertain_effect = '', " \
+	  "max_attempts = attempt + (max_attempts - retry_base), retry_base = attempt "     \
+	  "WHERE id = $1 AND state IN ('failed', 'cancelled') AND attempt = $3")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -205,6 +205,14 @@ struct wq__delivery_outcome {
 	int64_t now;
 };
 
+/* An operator's retry of a finished task (operator retry, issue 14). */
+struct wq__retry {
+	int64_t task_id;
+	const char *note; /* operator text or NULL */
+	const char *by;   /* who decided; NULL: "operator" */
+	int64_t now;
+};
+
 struct wq__store_methods {
 	int version; /* 1: all methods below are valid */
 	const char *name;
@@ -399,6 +407,15 @@ struct wq__store_methods {
 	/* Marks a notification read (conditional on read_at = 0; already read is WQ_OK and
 	 * changes nothing). WQ_ENOTFOUND. */
 	wq_rc (*inbox_read)(struct wq__store *s, int64_t id, int64_t now, wq_error *err);
+
+	/* --- operator retry (issue 14; op_retry.c) --- */
+	/* failed or cancelled → pending, due now: a new round of attempts under the same
+	 * task and operation (retry_base = attempts; max_attempts = attempts + the round's
+	 * budget, max_attempts - retry_base before). One conditional UPDATE and a `retried`
+	 * event (by, note, attempts, max_attempts) in one transaction; the effect journal is
+	 * kept (done effects are skipped again, begun ones are found uncertain).
+	 * WQ_ENOTFOUND / WQ_ESTATE naming the current state. */
+	wq_rc (*retry)(struct wq__store *s, const struct wq__retry *r, wq_error *err);
 };
 
 /* The backends compiled in. */
