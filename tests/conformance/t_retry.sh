@@ -70,6 +70,15 @@ ev=[e for e in json.load(sys.stdin)["events"] if e["type"]=="retried"]
 d=ev[0]["detail"]; d=json.loads(d) if isinstance(d,str) else d
 assert d["by"], d' || fail "retried event has no by"
 
+# `wakeq dead` lists the failed task with the command that acts on it.
+wq dead | grep "task $id2 " | grep -q "wakeq retry $id2\$" || fail "dead: $(wq dead)"
+wq dead --json | python3 -c '
+import json,sys
+a=json.load(sys.stdin)
+assert isinstance(a,list), a
+t=[x for x in a if x["type"]=="task"]
+assert [x["id"] for x in t]==[int(sys.argv[1])] and t[0]["command"]=="wakeq retry "+sys.argv[1], a' "$id2" || fail "dead --json"
+
 # Bulk: --dry-run lists and changes nothing; the real run retries exactly those.
 id3=$(wq enqueue flaky --tenant t1)
 touch "$T/broken.$id3"
