@@ -94,8 +94,10 @@ int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx);
 /* wq_rc → exit status: codes 0..6 are the statuses themselves, everything else 1. */
 int cli_exit_code(wq_rc rc);
 
-/* Writes the usage text to `out`. */
+/* help.c: the usage text of all commands, from the one help table. */
 void cli_usage(FILE *out);
+/* One command's help (usage, options, example, exit statuses); -1 for no such command. */
+int cli_help_command(FILE *out, const char *name);
 
 /* The store URL in use: --db, else $WAKEQ_DB, else `fallback` (may be NULL). */
 const char *cli_db_url(const struct cli *cli, const char *fallback);

@@ -326,10 +326,11 @@ int cmd_cancel_ops(struct cli *cli, int argc, char **argv)
 	};
 	int npos, ex, bulk = 0;
 
+	/* Any option of the bulk form makes it the bulk form (`cancel ID` has none). */
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strncmp(argv[i], "--state", 7) == 0 || strncmp(argv[i], "--kind", 6) == 0 ||
-		    strcmp(argv[i], "--dry-run") == 0)
-			bulk = 1;
+		for (const struct cli_opt *o = opts; o->name; o++)
+			if (strncmp(argv[i], o->name, strlen(o->name)) == 0)
+				bulk = 1;
 	if (!bulk)
 		return cmd_cancel(cli, argc, argv);
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)))

@@ -93,7 +93,12 @@ int main(int argc, char **argv)
 	if (i < 0)
 		return finish(ex);
 	if (strcmp(argv[i], "help") == 0) {
-		cli_usage(stdout);
+		if (i + 1 < argc && cli_help_command(stdout, argv[i + 1]) != 0)
+			return cli_errorf(CLI_EXIT_USAGE, "help: unknown command '%s' (see 'wakeq "
+							  "help')",
+					  argv[i + 1]);
+		if (i + 1 >= argc)
+			cli_usage(stdout);
 		return finish(0);
 	}
 	if (strcmp(argv[i], "version") == 0)
