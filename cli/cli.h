@@ -149,6 +149,9 @@ int cmd_bench(struct cli *cli, int argc, char **argv);
 /* cmd_retry.c (issue 14): retry, resolve, and cancel's bulk form (else cmd_cancel) */
 int cmd_retry(struct cli *cli, int argc, char **argv);
 int cmd_cancel_ops(struct cli *cli, int argc, char **argv);
+/* cmd_stats.c (issue 14) */
+int cmd_stats(struct cli *cli, int argc, char **argv);
+int cmd_workers(struct cli *cli, int argc, char **argv);
 /* The operator's name for `by` in events: getlogin(), $USER, the passwd entry. */
 const char *cli_login_name(void);
 

@@ -163,6 +163,17 @@ static const struct help helps[] = {
 	 "what was given up, each with the command that acts on it: failed tasks (wakeq retry\n"
 	 "ID) and dead deliveries (wakeq deliveries retry ID)",
 	 {{"--json", "one array: {type: task|delivery, ..., command}"}}, "wakeq dead", EXIT_STD},
+	{"stats", "stats [--json]",
+	 "one snapshot: tasks by state and kind, how long the oldest due pending task has\n"
+	 "waited, running tasks per worker instance, deliveries by state",
+	 {{"--json", "{at, tasks: [{state, kind, count}], oldest_pending: {due_at,\n"
+		     "age_seconds} or null, running: [{instance, count}], deliveries:\n"
+		     "[{state, count}]}"}},
+	 "wakeq stats --json", EXIT_STD},
+	{"workers", "workers [--json]",
+	 "the registered worker instances: host, pid, start, last heartbeat, running tasks",
+	 {{"--json", "an array of {id, host, pid, started_at, heartbeat_at, running}"}},
+	 "wakeq workers", EXIT_STD},
 	{"bench", "bench [--tasks N] [--concurrency C] [--handler CMD] [--json]",
 	 "throughput on a throwaway store (or --db): enqueue, then claim+run until idle",
 	 {{"--tasks N", "how many tasks"},

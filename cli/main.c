@@ -18,7 +18,7 @@ static const struct command commands[] = {
 	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
 	{"bench", cmd_bench},
 	/* operator's side (issue 14) */
-	{"retry", cmd_retry},
+	{"retry", cmd_retry},       {"stats", cmd_stats},       {"workers", cmd_workers},
 };
 
 static const struct command *find_command(const char *name)

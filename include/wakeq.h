@@ -507,6 +507,46 @@ wq_rc wq_task_retry(wq_db *db, int64_t id, const char *note, const char *by, wq_
 wq_rc wq_task_resolve_by(wq_db *db, int64_t id, wq_resolution decision, const char *note,
 			 const char *by, wq_error *err);
 
+/* ------------------------------------------- operator's view (issue 14) ---- */
+
+/* One count of wq_stats: tasks by (state, kind), running tasks by instance, deliveries
+ * by state. */
+typedef struct wq_stat_count {
+	char state[16];                 /* tasks, deliveries: the state; running: "running" */
+	char kind[WQ_KIND_MAX + 1];     /* tasks: the kind; else "" */
+	char instance[WQ_NAME_MAX + 1]; /* running: the worker instance; else "" */
+	int64_t count;
+	int64_t oldest_due_at;          /* tasks pending: the earliest due_at of a due one
+					 * (0: none is due yet); else 0 */
+} wq_stat_count;
+
+/* A registered worker instance and how many tasks it runs now. */
+typedef struct wq_instance_info {
+	char id[WQ_NAME_MAX + 1];
+	char host[WQ_NAME_MAX + 1];
+	int64_t pid;
+	int64_t started_at;
+	int64_t heartbeat_at;
+	int64_t running;
+} wq_instance_info;
+
+/* One snapshot (one read transaction). Arrays are freed by wq_stats_free. */
+typedef struct wq_stats {
+	int64_t now;                  /* when it was taken */
+	int64_t oldest_pending_due_at; /* earliest due_at of a due pending task; 0: none */
+	wq_stat_count *tasks;         /* by state, then kind */
+	size_t ntasks;
+	wq_stat_count *running;       /* by instance */
+	size_t nrunning;
+	wq_stat_count *deliveries;    /* by state */
+	size_t ndeliveries;
+	wq_instance_info *instances;  /* by id */
+	size_t ninstances;
+} wq_stats;
+
+wq_rc wq_stats_get(wq_db *db, wq_stats *out, wq_error *err);
+void wq_stats_free(wq_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

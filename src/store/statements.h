@@ -267,7 +267,18 @@
 	  "(due_at - order_at), updated_at = $2, finished_at = 0, reason = '', "            \
 	  "reason_detail = '', outcome = '', cancel_requested = 0, uncertain_effect = '', " \
 	  "max_attempts = attempt + (max_attempts - retry_base), retry_base = attempt "     \
-	  "WHERE id = $1 AND state IN ('failed', 'cancelled') AND attempt = $3")
+	  "WHERE id = $1 AND state IN ('failed', 'cancelled') AND attempt = $3")            \
+	/* stats, workers (op_stats.c); $1: now */                                         \
+	X(SQL_STATS_TASKS, "SELECT state, kind, count(*), coalesce(min(CASE WHEN state = "  \
+	  "'pending' AND due_at <= $1 THEN due_at END), 0) FROM tasks GROUP BY state, "     \
+	  "kind ORDER BY state, kind")                                                      \
+	X(SQL_STATS_RUNNING, "SELECT instance, count(*) FROM tasks WHERE state = "         \
+	  "'running' GROUP BY instance ORDER BY instance")                                  \
+	X(SQL_STATS_DELIVERIES, "SELECT state, count(*) FROM deliveries GROUP BY state "    \
+	  "ORDER BY state")                                                                 \
+	X(SQL_STATS_INSTANCES, "SELECT i.id, i.host, i.pid, i.started_at, "                \
+	  "i.heartbeat_at, (SELECT count(*) FROM tasks t WHERE t.state = 'running' AND "    \
+	  "t.instance = i.id) FROM instances i ORDER BY i.id")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

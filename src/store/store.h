@@ -416,6 +416,9 @@ struct wq__store_methods {
 	 * kept (done effects are skipped again, begun ones are found uncertain).
 	 * WQ_ENOTFOUND / WQ_ESTATE naming the current state. */
 	wq_rc (*retry)(struct wq__store *s, const struct wq__retry *r, wq_error *err);
+	/* One read transaction: the counts and instances of wq_stats (arrays malloc'd;
+	 * on error none is handed out). `now` decides which pending tasks are due. */
+	wq_rc (*stats)(struct wq__store *s, int64_t now, wq_stats *out, wq_error *err);
 };
 
 /* The backends compiled in. */
