@@ -130,13 +130,16 @@ static const struct help helps[] = {
 	 "if wakeq effect begin charge >/dev/null; then charge-card; wakeq effect done charge; fi",
 	 EXIT_STD ", 6 stale attempt, 10 done already (skip it), 11 uncertain"},
 	{"prune",
-	 "prune [--task-retention DUR] [--operation-retention DUR] [--config FILE] [--json]",
+	 "prune [--task-retention DUR] [--operation-retention DUR] [--config FILE] [--dry-run]\n"
+	 "      [--json]",
 	 "delete finished tasks older than 3d and operation records completed more than 7d\n"
-	 "ago (defaults; [retention] in the config; operations >= tasks)",
-	 {{"--task-retention DUR", "keep finished tasks this long (default 3d)"},
+	 "ago (defaults; [retention] in the config; operations >= tasks); a task whose\n"
+	 "delivery is still pending or sending is kept until it is delivered or dead",
+	 {{"--dry-run", "print what would be deleted, delete nothing"},
+	  {"--task-retention DUR", "keep finished tasks this long (default 3d)"},
 	  {"--operation-retention DUR", "keep operation records this long (default 7d)"},
 	  {"--config FILE", "read [retention] (and db) from a worker config"},
-	  {"--json", "{tasks, operations, task_retention, operation_retention}"}},
+	  {"--json", "{tasks, operations, task_retention, operation_retention, dry_run}"}},
 	 "wakeq prune --task-retention 1d --operation-retention 30d", EXIT_STD},
 	{"doctor", "doctor [--stuck-after DUR] [--json]",
 	 "what needs a human, one line each",

@@ -352,7 +352,8 @@ typedef struct wq_prune_counts {
 	int64_t operations;
 } wq_prune_counts;
 
-/* One transaction. Replay protection (wq_enqueue) holds for the operation retention past
+/* One transaction. A task with a delivery still pending or sending is kept until the
+ * delivery is delivered or dead (its notification would go with it). Replay protection (wq_enqueue) holds for the operation retention past
  * completion even when the task row is gone; operations of tasks that are not finished
  * are never pruned. *out (optional) receives what was deleted. */
 wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_error *err);
@@ -546,6 +547,10 @@ typedef struct wq_stats {
 
 wq_rc wq_stats_get(wq_db *db, wq_stats *out, wq_error *err);
 void wq_stats_free(wq_stats *st);
+
+/* What wq_prune would delete now, deleting nothing (prune --dry-run). */
+wq_rc wq_prune_preview(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out,
+		       wq_error *err);
 
 #ifdef __cplusplus
 }

@@ -198,7 +198,7 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
 	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)     \
 	/* operator retry (issue 14) */                                                    \
-	X(retry) X(stats)
+	X(retry) X(stats) X(prune_preview)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

@@ -51,6 +51,13 @@
 
 #define WQ__TERMINAL "state IN ('succeeded', 'failed', 'cancelled')"
 
+/* A finished task prune may delete: terminal, finished before $1, and none of its
+ * deliveries still owed (pending or sending): deleting the task would take the
+ * notification with it (deliveries go with their task). */
+#define WQ__PRUNABLE                                                                       \
+	WQ__TERMINAL " AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d "    \
+		     "WHERE d.task_id = tasks.id AND d.state IN ('pending', 'sending'))"
+
 #define WQ__SQL_STATEMENTS(X)                                                               \
 	/* ---- schema (op_schema.c) ---- */                                                \
 	/* has schema_version (0/1), and how many other tables there are */                 \
@@ -190,10 +197,10 @@
 	/* ---- retention, doctor (op_upkeep.c) ---- */                                     \
 	X(SQL_PRUNE_MARK, "UPDATE operations SET finished_at = (SELECT t.finished_at "      \
 	  "FROM tasks t WHERE t.id = operations.task_id) WHERE task_id IN (SELECT id "      \
-	  "FROM tasks WHERE " WQ__TERMINAL " AND finished_at < $1)")                        \
+	  "FROM tasks WHERE " WQ__PRUNABLE ")")                                             \
 	/* the highest ids so far stay taken (SQLite; nothing on PostgreSQL) */             \
 	X(SQL_PRUNE_FLOOR, NULL)                                                            \
-	X(SQL_PRUNE_TASKS, "DELETE FROM tasks WHERE " WQ__TERMINAL " AND finished_at < $1") \
+	X(SQL_PRUNE_TASKS, "DELETE FROM tasks WHERE " WQ__PRUNABLE)                         \
 	X(SQL_PRUNE_OPERATIONS, "DELETE FROM operations WHERE finished_at IS NOT NULL "     \
 	  "AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = "        \
 	  "operations.task_id)")                                                            \

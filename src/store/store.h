@@ -351,7 +351,8 @@ struct wq__store_methods {
 	wq_rc (*effect_done)(struct wq__store *s, int64_t task_id, int attempt,
 			     const char *name, const char *result, int64_t now, wq_error *err);
 
-	/* Retention, one transaction: terminal tasks finished before task_cutoff are deleted
+	/* Retention, one transaction: terminal tasks finished before task_cutoff, none of
+	 * whose deliveries is still pending or sending (issue 14), are deleted
 	 * (their events, attempts and effects with them), their operation rows kept with the
 	 * task's finished_at; then operation rows whose task row is gone and which finished
 	 * before operation_cutoff are deleted. Operations of existing tasks never go. */
@@ -419,6 +420,10 @@ struct wq__store_methods {
 	/* One read transaction: the counts and instances of wq_stats (arrays malloc'd;
 	 * on error none is handed out). `now` decides which pending tasks are due. */
 	wq_rc (*stats)(struct wq__store *s, int64_t now, wq_stats *out, wq_error *err);
+	/* prune's counts without its deletions: the same statements in a transaction that
+	 * is rolled back, so the numbers are exactly what prune would delete now. */
+	wq_rc (*prune_preview)(struct wq__store *s, int64_t task_cutoff,
+			       int64_t operation_cutoff, wq_prune_counts *out, wq_error *err);
 };
 
 /* The backends compiled in. */
