@@ -1221,6 +1221,8 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	if (cfg->nkinds == 0)
 		return wq__err(err, WQ_ECONFIG, "%s: no kinds configured: the worker would never "
 				"run anything", cfg->path ? cfg->path : "config");
+	if (wq__check_commands(cfg, err) != WQ_OK) /* issue 14: refuse, don't fail each task */
+		return WQ_ECONFIG;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
