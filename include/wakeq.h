@@ -548,6 +548,24 @@ typedef struct wq_stats {
 wq_rc wq_stats_get(wq_db *db, wq_stats *out, wq_error *err);
 void wq_stats_free(wq_stats *st);
 
+/* A task listing with several values per field (any of) and more fields than
+ * wq_list_filter. Every part given must match. */
+typedef struct wq_task_query {
+	const wq_state *states;   /* any of these; nstates 0 = any state */
+	size_t nstates;
+	const char *const *kinds; /* any of these; nkinds 0 = any kind */
+	size_t nkinds;
+	const char *tenant;       /* NULL = any */
+	const char *scope;        /* NULL = any */
+	int64_t since;            /* created at or after (0: no bound) */
+	int64_t until;            /* created before (0: no bound) */
+	int limit;                /* 0 = 100 */
+} wq_task_query;
+
+/* Ordered by id. *out is an array of *n tasks the caller frees with wq_free(). */
+wq_rc wq_task_query_list(wq_db *db, const wq_task_query *q, wq_task **out, size_t *n,
+			 wq_error *err);
+
 /* What wq_prune would delete now, deleting nothing (prune --dry-run). */
 wq_rc wq_prune_preview(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out,
 		       wq_error *err);

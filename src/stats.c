@@ -21,3 +21,17 @@ void wq_stats_free(wq_stats *st)
 	free(st->instances);
 	memset(st, 0, sizeof(*st));
 }
+
+wq_rc wq_task_query_list(wq_db *db, const wq_task_query *q, wq_task **out, size_t *n,
+			 wq_error *err)
+{
+	if (!db || !q || !out || !n)
+		return wq__err(err, WQ_EINVAL, "wq_task_query_list: db, q, out and n are required");
+	if (q->limit < 0)
+		return wq__err(err, WQ_EINVAL, "invalid limit %d", q->limit);
+	if (q->since < 0 || q->until < 0)
+		return wq__err(err, WQ_EINVAL, "invalid time bound");
+	if ((q->nstates && !q->states) || (q->nkinds && !q->kinds))
+		return wq__err(err, WQ_EINVAL, "wq_task_query_list: a count without its array");
+	return WQ__STORE(db, query, q, out, n, err);
+}

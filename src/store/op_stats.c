@@ -65,3 +65,39 @@ wq_rc wq__op_stats(struct wq__store *s, int64_t now, wq_stats *out, wq_error *er
 	*out = st;
 	return WQ_OK;
 }
+
+/* ---- list with a query (wq_task_query_list) ---- */
+
+wq_rc wq__op_query(struct wq__store *s, const wq_task_query *q, wq_task **out, size_t *n,
+		   wq_error *err)
+{
+	const char *names[64];
+	char *sj = NULL, *kj = NULL;
+	wq_rc rc;
+
+	if (q->nstates > 64)
+		return wq__err(err, WQ_EINVAL, "list query: more than 64 states");
+	for (size_t i = 0; i < q->nstates; i++)
+		if (!(names[i] = wq_state_name(q->states[i])))
+			return wq__err(err, WQ_EINVAL, "list query: no state %d", (int)q->states[i]);
+	if ((rc = wq__check_utf8("tenant", q->tenant, err)) ||
+	    (rc = wq__check_utf8("scope", q->scope, err)))
+		return rc;
+	for (size_t i = 0; i < q->nkinds; i++)
+		if ((rc = wq__check_utf8("kind", q->kinds[i], err)))
+			return rc;
+	rc = wq__json_texts(names, q->nstates, "state", &sj, err);
+	if (!rc)
+		rc = wq__json_texts(q->kinds, q->nkinds, "kind", &kj, err);
+	if (!rc)
+		rc = wq__select(s, SQL_TASK_QUERY,
+				WQ__ARGS(WQ__AT(sj), WQ__AT(kj),
+					 q->tenant ? WQ__AT(q->tenant) : WQ__ANULL,
+					 q->scope ? WQ__AT(q->scope) : WQ__ANULL, WQ__AI(q->since),
+					 WQ__AI(q->until), WQ__AI(q->limit > 0 ? q->limit : 100)),
+				wq__task_cols, wq__task_ncols, sizeof(wq_task), out, n,
+				"listing tasks", err);
+	free(sj);
+	free(kj);
+	return rc;
+}

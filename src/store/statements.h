@@ -285,7 +285,14 @@
 	  "ORDER BY state")                                                                 \
 	X(SQL_STATS_INSTANCES, "SELECT i.id, i.host, i.pid, i.started_at, "                \
 	  "i.heartbeat_at, (SELECT count(*) FROM tasks t WHERE t.state = 'running' AND "    \
-	  "t.instance = i.id) FROM instances i ORDER BY i.id")
+	  "t.instance = i.id) FROM instances i ORDER BY i.id")                              \
+	/* list with a query: $1 states, $2 kinds (JSON arrays, '[]': any), $3 tenant,   \
+	 * $4 scope (NULL: any), created_at in [$5, $6) ($6 = 0: no bound), $7 limit */   \
+	X(SQL_TASK_QUERY, "SELECT " WQ__TASK_COLUMNS " FROM tasks WHERE ($1 = '[]' OR "     \
+	  "state IN " D_TEXTS("$1") ") AND ($2 = '[]' OR kind IN " D_TEXTS("$2") ") AND "   \
+	  "(CAST($3 AS text) IS NULL OR tenant = $3) AND (CAST($4 AS text) IS NULL OR "     \
+	  "scope = $4) AND created_at >= $5 AND (created_at < $6 OR $6 = 0) ORDER BY id "   \
+	  "LIMIT $7")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

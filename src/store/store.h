@@ -424,6 +424,10 @@ struct wq__store_methods {
 	 * is rolled back, so the numbers are exactly what prune would delete now. */
 	wq_rc (*prune_preview)(struct wq__store *s, int64_t task_cutoff,
 			       int64_t operation_cutoff, wq_prune_counts *out, wq_error *err);
+	/* Tasks by id ascending matching every given part of q (wq_task_query_list);
+	 * *out malloc'd (NULL when *n == 0). */
+	wq_rc (*query)(struct wq__store *s, const wq_task_query *q, wq_task **out, size_t *n,
+		       wq_error *err);
 };
 
 /* The backends compiled in. */
