@@ -82,6 +82,8 @@ int cli_parse_id(const char *text, int64_t *out);
 
 /* --------------------------------------------------------------- output.c ---- */
 
+/* After it, error lines are JSON objects {error, message, exit} (a command given --json). */
+void cli_set_json_errors(int on);
 /* Prints "wakeq: <fmt...>" on stderr and returns `code`. */
 int cli_errorf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the library's message for `rc` and returns the exit status it maps to. */

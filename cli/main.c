@@ -103,6 +103,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[i], "version") == 0)
 		return finish(print_version());
+	/* A command given --json reports its errors as JSON too (issue 14). */
+	for (int j = i + 1; j < argc && strcmp(argv[j], "--") != 0; j++)
+		if (strcmp(argv[j], "--json") == 0)
+			cli_set_json_errors(1);
 	cmd = find_command(argv[i]);
 	if (!cmd)
 		return cli_errorf(CLI_EXIT_USAGE, "unknown command '%s' (see 'wakeq help')",

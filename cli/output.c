@@ -6,10 +6,32 @@
 
 #include "cli.h"
 
+/* Set by main when the command was given --json (issue 14): errors are then one JSON
+ * object per line on stderr, {"error": NAME, "message": TEXT, "exit": STATUS}. */
+static int json_errors;
+
+void cli_set_json_errors(int on)
+{
+	json_errors = on;
+}
+
+/* The name of an exit status in a JSON error (0: a warning that does not end the
+ * command). */
+static const char *exit_name(int code)
+{
+	static const char *const names[] = {"warning", "error",    "usage",
+					    "conflict", "not-found", "limit",
+					    "state",   "unknown-outcome"};
+
+	return code >= 0 && code < (int)(sizeof names / sizeof names[0]) ? names[code] : "error";
+}
+
 /* One line, whatever the message holds: control characters become spaces. */
-static void error_line(const char *msg)
+static void error_line(const char *msg, int code)
 {
 	char line[1024];
+	json_t *o;
+	char *text = NULL;
 	size_t i;
 
 	snprintf(line, sizeof line, "%s", msg);
@@ -18,7 +40,17 @@ static void error_line(const char *msg)
 			line[i] = ' ';
 	}
 	fflush(stdout);
-	fprintf(stderr, "wakeq: %s\n", line);
+	if (json_errors) {
+		o = json_pack("{s:s, s:o, s:i}", "error", exit_name(code), "message",
+			      cli_json_str(line), "exit", code);
+		text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+	}
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	else
+		fprintf(stderr, "wakeq: %s\n", line);
+	free(text);
 }
 
 int cli_errorf(int code, const char *fmt, ...)
@@ -29,7 +61,7 @@ int cli_errorf(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	error_line(msg);
+	error_line(msg, code);
 	return code;
 }
 
@@ -49,7 +81,7 @@ static const char *rc_message(wq_rc rc, const wq_error *err)
 
 int cli_fail(wq_rc rc, const wq_error *err)
 {
-	error_line(rc_message(rc, err));
+	error_line(rc_message(rc, err), cli_exit_code(rc));
 	return cli_exit_code(rc);
 }
 
