@@ -4,7 +4,7 @@
 # help and the parser cannot drift apart silently).
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
-cmds="init enqueue list show result cancel resolve retry timeline effect prune doctor worker deliveries inbox dead bench help version"
+cmds="init enqueue list show result cancel resolve retry timeline effect prune doctor worker deliveries inbox dead bench stats workers help version"
 for c in $cmds; do
 	wq help "$c" >"$T/help.$c" || fail "help $c exited $?"
 	wq "$c" --help >"$T/h2.$c" 2>&1 || [ "$c" = help ] || [ "$c" = version ] || fail "$c --help exited $?"
@@ -23,11 +23,13 @@ expect_eq "$n" "$(echo $cmds | wc -w)" "distinct help texts"
 # The options each parser accepts are named in its help...
 need() { c=$1; shift; for o in "$@"; do grep -q -- "^  $o\\b" "$T/help.$c" || fail "help $c does not name $o"; done; }
 need enqueue --payload --payload-version --tenant --scope --key --priority --at --in --max-attempts --notify --json
-need list --state --kind --limit --json
+need list --state --kind --tenant --scope --since --until --limit --json
 need retry --note --by --state --kind --tenant --since --dry-run --json
 need resolve --retry --succeeded --failed --cancel --note --by --state --kind --tenant --since --dry-run
 need cancel --state --kind --tenant --since --dry-run
-need prune --task-retention --operation-retention --config --json
+need prune --task-retention --operation-retention --config --dry-run --json
+need stats --json
+need workers --json
 need doctor --stuck-after --json
 need worker --config --until-idle
 need dead --json
