@@ -72,7 +72,8 @@ int cli_parse(struct cli *cli, int argc, char **argv, const struct cli_opt *opts
 			continue;
 		}
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			cli_usage(stdout);
+			if (cli_help_command(stdout, argv[0]) != 0)
+				cli_usage(stdout);
 			return CLI_EXIT_HELP;
 		}
 		ex = take_option(cli, argc, argv, &i, opts);

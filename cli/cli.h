@@ -82,6 +82,8 @@ int cli_parse_id(const char *text, int64_t *out);
 
 /* --------------------------------------------------------------- output.c ---- */
 
+/* After it, error lines are JSON objects {error, message, exit} (a command given --json). */
+void cli_set_json_errors(int on);
 /* Prints "wakeq: <fmt...>" on stderr and returns `code`. */
 int cli_errorf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the library's message for `rc` and returns the exit status it maps to. */
@@ -94,8 +96,10 @@ int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx);
 /* wq_rc → exit status: codes 0..6 are the statuses themselves, everything else 1. */
 int cli_exit_code(wq_rc rc);
 
-/* Writes the usage text to `out`. */
+/* help.c: the usage text of all commands, from the one help table. */
 void cli_usage(FILE *out);
+/* One command's help (usage, options, example, exit statuses); -1 for no such command. */
+int cli_help_command(FILE *out, const char *name);
 
 /* The store URL in use: --db, else $WAKEQ_DB, else `fallback` (may be NULL). */
 const char *cli_db_url(const struct cli *cli, const char *fallback);
@@ -144,6 +148,14 @@ int cmd_prune(struct cli *cli, int argc, char **argv);
 int cmd_doctor(struct cli *cli, int argc, char **argv);
 /* cmd_bench.c */
 int cmd_bench(struct cli *cli, int argc, char **argv);
+/* cmd_retry.c (issue 14): retry, resolve, and cancel's bulk form (else cmd_cancel) */
+int cmd_retry(struct cli *cli, int argc, char **argv);
+int cmd_cancel_ops(struct cli *cli, int argc, char **argv);
+/* cmd_stats.c (issue 14) */
+int cmd_stats(struct cli *cli, int argc, char **argv);
+int cmd_workers(struct cli *cli, int argc, char **argv);
+/* The operator's name for `by` in events: getlogin(), $USER, the passwd entry. */
+const char *cli_login_name(void);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

@@ -163,8 +163,9 @@ static int retention_arg(const char *opt, const char *text, int64_t *out)
 int cmd_prune(struct cli *cli, int argc, char **argv)
 {
 	const char *task_ret = NULL, *op_ret = NULL, *config = NULL, *pos[1], *url;
-	int json = 0, npos, ex;
+	int json = 0, dry_run = 0, npos, ex;
 	const struct cli_opt opts[] = {
+		CLI_FLAG("--dry-run", &dry_run),
 		CLI_VALUE("--task-retention", &task_ret),
 		CLI_VALUE("--operation-retention", &op_ret),
 		CLI_VALUE("--config", &config),
@@ -208,7 +209,7 @@ int cmd_prune(struct cli *cli, int argc, char **argv)
 		url = wq_config_db(cfg);
 	if ((ex = cli_open_url(url && *url ? url : CLI_DEFAULT_DB, 0, &db)))
 		goto out;
-	rc = wq_prune(db, &po, &c, &err);
+	rc = dry_run ? wq_prune_preview(db, &po, &c, &err) : wq_prune(db, &po, &c, &err);
 	if (rc != WQ_OK) {
 		ex = cli_fail(rc, &err);
 		goto out;
@@ -216,13 +217,15 @@ int cmd_prune(struct cli *cli, int argc, char **argv)
 	wq_duration_format(po.task_retention, a, sizeof a);
 	wq_duration_format(po.operation_retention, b, sizeof b);
 	if (json)
-		ex = cli_print_json(json_pack("{s:I, s:I, s:s, s:s}", "tasks", (json_int_t)c.tasks,
-					      "operations", (json_int_t)c.operations,
-					      "task_retention", a, "operation_retention", b));
+		ex = cli_print_json(json_pack("{s:I, s:I, s:s, s:s, s:b}", "tasks",
+					      (json_int_t)c.tasks, "operations",
+					      (json_int_t)c.operations, "task_retention", a,
+					      "operation_retention", b, "dry_run", dry_run));
 	else
-		printf("pruned %lld task(s) finished more than %s ago and %lld operation "
+		printf("%s %lld task(s) finished more than %s ago and %lld operation "
 		       "record(s) completed more than %s ago\n",
-		       (long long)c.tasks, a, (long long)c.operations, b);
+		       dry_run ? "would prune" : "pruned", (long long)c.tasks, a,
+		       (long long)c.operations, b);
 out:
 	wq_db_close(db);
 	wq_config_free(cfg);

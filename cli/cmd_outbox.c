@@ -288,31 +288,103 @@ int cmd_inbox(struct cli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------------- dead ---- */
 
+/* What was given up, each with the command that acts on it: failed tasks
+ * (`wakeq retry ID`, a new round under the same operation) and dead deliveries
+ * (`wakeq deliveries retry ID`, the task is not run again). --json: one array of
+ * objects, "type" "task" or "delivery", the fields of `show --json` / `deliveries --json`
+ * and "command". (Before issue 14 it was an object {"deliveries": [...]}.) */
+#define DEAD_TASKS_MAX 1000
+
+static int dead_json(const wq_task *t, size_t nt, const wq_delivery *d, size_t nd)
+{
+	json_t *arr = json_array();
+	char cmd[64];
+
+	for (size_t i = 0; arr && i < nt; i++) {
+		json_t *o = cli_task_json(&t[i]);
+
+		snprintf(cmd, sizeof cmd, "wakeq retry %lld", (long long)t[i].id);
+		if (!o || json_object_set_new(o, "type", json_string("task")) ||
+		    json_object_set_new(o, "command", json_string(cmd)) ||
+		    json_array_append_new(arr, o)) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	for (size_t i = 0; arr && i < nd; i++) {
+		json_t *o = delivery_json(&d[i]);
+
+		snprintf(cmd, sizeof cmd, "wakeq deliveries retry %lld", (long long)d[i].id);
+		if (!o || json_object_set_new(o, "type", json_string("delivery")) ||
+		    json_object_set_new(o, "command", json_string(cmd)) ||
+		    json_array_append_new(arr, o)) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return cli_print_json(arr);
+}
+
+static void dead_text(const wq_task *t, size_t nt, const wq_delivery *d, size_t nd)
+{
+	char kind[WQ_KIND_MAX + 1], op[WQ_KEY_MAX + 1], why[WQ_REASON_MAX + 1];
+	char detail[WQ_DETAIL_MAX + 1], ch[WQ_NAME_MAX + 1], err[WQ_DETAIL_MAX + 1];
+	char when[WQ_TIME_BUFSZ];
+
+	if (nt)
+		printf("failed tasks (retry runs a new round of attempts under the same "
+		       "operation):\n");
+	for (size_t i = 0; i < nt; i++)
+		printf("  task %lld  kind %s  operation %s  attempts %d/%d  failed %s  %s%s%s"
+		       "  ->  wakeq retry %lld\n",
+		       (long long)t[i].id, cli_safe(t[i].kind, kind, sizeof kind),
+		       cli_safe(t[i].operation, op, sizeof op), t[i].attempts, t[i].max_attempts,
+		       cli_time(t[i].finished_at, when), cli_safe(t[i].reason, why, sizeof why),
+		       t[i].reason_detail[0] ? ": " : "",
+		       t[i].reason_detail[0] ? cli_safe(t[i].reason_detail, detail, sizeof detail)
+					     : "",
+		       (long long)t[i].id);
+	if (nd)
+		printf("dead deliveries (retry sends one again; its task is not run again):\n");
+	for (size_t i = 0; i < nd; i++)
+		printf("  delivery %lld  task %lld  channel %s  attempts %d/%d  last error %s"
+		       "  ->  wakeq deliveries retry %lld\n",
+		       (long long)d[i].id, (long long)d[i].task_id,
+		       cli_safe(d[i].channel, ch, sizeof ch), d[i].attempts, d[i].max_attempts,
+		       cli_safe(d[i].last_error, err, sizeof err), (long long)d[i].id);
+}
+
 int cmd_dead(struct cli *cli, int argc, char **argv)
 {
 	const char *pos[1];
 	int json = 0, npos, ex;
 	const struct cli_opt opts[] = {CLI_FLAG("--json", &json), CLI_END};
+	wq_list_filter f = {.state = WQ_STATE_FAILED, .limit = DEAD_TASKS_MAX};
 	wq_delivery *d = NULL;
+	wq_task *t = NULL;
 	wq_error err = {0};
 	wq_db *db = NULL;
-	size_t n = 0;
+	size_t n = 0, nt = 0;
 	wq_rc rc;
 
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)) || (ex = cli_open(cli, 0, &db)))
 		return ex;
-	rc = wq_delivery_list(db, WQ_DELIVERY_DEAD, &d, &n, &err);
-	if (rc != WQ_OK) {
+	rc = wq_task_list(db, &f, &t, &nt, &err);
+	if (rc == WQ_OK)
+		rc = wq_delivery_list(db, WQ_DELIVERY_DEAD, &d, &n, &err);
+	if (rc != WQ_OK)
 		ex = cli_fail(rc, &err);
-	} else if (json) {
-		ex = cli_print_json(json_pack("{s:o}", "deliveries", deliveries_json(d, n)));
-	} else if (n == 0) {
+	else if (json)
+		ex = dead_json(t, nt, d, n);
+	else if (n == 0 && nt == 0)
 		printf("nothing is dead\n");
-	} else {
-		printf("dead deliveries ('wakeq deliveries retry ID' sends one again; its task is "
-		       "not run again):\n");
-		print_deliveries(d, n);
-	}
+	else
+		dead_text(t, nt, d, n);
+	if (!ex && nt == DEAD_TASKS_MAX)
+		cli_errorf(0, "only the first %d failed tasks are listed ('wakeq list --state "
+			      "failed' shows more)",
+			   DEAD_TASKS_MAX);
+	wq_free(t);
 	wq_free(d);
 	wq_db_close(db);
 	return ex;

@@ -1,4 +1,5 @@
-/* cmd_task.c — commands that change tasks: init, enqueue, cancel, resolve; and result. */
+/* cmd_task.c — commands that change tasks: init, enqueue, cancel; and result (resolve,
+ * retry and the bulk forms: cmd_retry.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,56 +286,6 @@ int cmd_cancel(struct cli *cli, int argc, char **argv)
 	else
 		printf("task %lld: %s\n", (long long)id,
 		       wq_state_name(state) ? wq_state_name(state) : "cancel recorded");
-	wq_db_close(db);
-	return ex;
-}
-
-/* ---------------------------------------------------------------- resolve ---- */
-
-static const char *const decision_names[] = {
-	[WQ_RESOLVE_RETRY] = "retry",
-	[WQ_RESOLVE_SUCCEEDED] = "succeeded",
-	[WQ_RESOLVE_FAILED] = "failed",
-	[WQ_RESOLVE_CANCEL] = "cancel",
-};
-
-int cmd_resolve(struct cli *cli, int argc, char **argv)
-{
-	int flags[5] = {0}, given = 0, npos, ex;
-	const char *note = NULL, *pos[1];
-	const struct cli_opt opts[] = {
-		CLI_FLAG("--retry", &flags[WQ_RESOLVE_RETRY]),
-		CLI_FLAG("--succeeded", &flags[WQ_RESOLVE_SUCCEEDED]),
-		CLI_FLAG("--failed", &flags[WQ_RESOLVE_FAILED]),
-		CLI_FLAG("--cancel", &flags[WQ_RESOLVE_CANCEL]),
-		CLI_VALUE("--note", &note),
-		CLI_END,
-	};
-	wq_resolution decision = 0;
-	wq_error err = {0};
-	wq_db *db = NULL;
-	int64_t id;
-	wq_rc rc;
-
-	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
-	    (ex = cli_want_args("resolve", npos, 1, "task id")) || (ex = cli_parse_id(pos[0], &id)))
-		return ex;
-	for (int d = WQ_RESOLVE_RETRY; d <= WQ_RESOLVE_CANCEL; d++) {
-		if (flags[d]) {
-			given++;
-			decision = (wq_resolution)d;
-		}
-	}
-	if (given != 1)
-		return cli_errorf(CLI_EXIT_USAGE,
-				  "resolve: give exactly one of --retry, --succeeded, --failed, --cancel");
-	if ((ex = cli_open(cli, 0, &db)))
-		return ex;
-	rc = wq_task_resolve(db, id, decision, note, &err);
-	if (rc == WQ_OK)
-		printf("task %lld resolved: %s\n", (long long)id, decision_names[decision]);
-	else
-		ex = cli_fail(rc, &err);
 	wq_db_close(db);
 	return ex;
 }

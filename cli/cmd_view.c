@@ -68,33 +68,67 @@ static int print_list_json(const wq_task *t, size_t n)
 	return cli_print_json(arr);
 }
 
-/* Validates the filter options into f before anything is opened. */
-static int list_filter(const char *state, const char *kind, const char *limit,
-		       wq_list_filter *f)
+/* A time bound of list: an RFC 3339 time, or a duration meaning that long ago. */
+static int time_bound(const char *opt, const char *text, int64_t *out)
+{
+	int64_t v;
+
+	if (!text)
+		return 0;
+	if (wq_time_parse(text, &v, NULL) == WQ_OK) {
+		*out = v;
+		return 0;
+	}
+	if (wq_duration_parse(text, &v, NULL) == WQ_OK) {
+		*out = wq_now() - v;
+		return *out > 0 ? 0 : cli_errorf(CLI_EXIT_USAGE, "%s: '%s' reaches before 1970", opt, text);
+	}
+	return cli_errorf(CLI_EXIT_USAGE,
+			  "invalid %s '%s': expected an RFC 3339 time or a duration (\"2h\": that "
+			  "long ago)",
+			  opt, text);
+}
+
+/* Validates the filter options into q before anything is opened. Repeated --state and
+ * --kind mean any of them. */
+static int list_query(const struct cli_list *states, const char *limit, const char *since,
+		      const char *until, wq_state *st, wq_task_query *q)
 {
 	wq_error err = {0};
 	wq_rc rc;
+	int ex;
 
-	f->kind = kind;
-	if (state) {
-		rc = wq_state_parse(state, &f->state, &err);
+	for (size_t i = 0; i < states->n; i++) {
+		rc = wq_state_parse(states->v[i], &st[i], &err);
 		if (rc != WQ_OK)
 			return cli_fail_usage(rc, &err, "--state");
 	}
+	q->states = st;
+	q->nstates = states->n;
+	if ((ex = time_bound("--since", since, &q->since)) ||
+	    (ex = time_bound("--until", until, &q->until)))
+		return ex;
+	if (q->until && q->until <= q->since)
+		return cli_errorf(CLI_EXIT_USAGE, "--until must be later than --since");
 	if (limit)
-		return cli_parse_int("--limit", limit, 1, INT_MAX, &f->limit);
+		return cli_parse_int("--limit", limit, 1, INT_MAX, &q->limit);
 	return 0;
 }
 
 int cmd_list(struct cli *cli, int argc, char **argv)
 {
-	const char *state = NULL, *kind = NULL, *limit = NULL, *pos[1];
+	const char *limit = NULL, *since = NULL, *until = NULL, *pos[1];
+	struct cli_list states = {{0}, 0}, kinds = {{0}, 0};
+	wq_task_query q = {0};
 	int json = 0, npos, ex;
 	const struct cli_opt opts[] = {
-		CLI_VALUE("--state", &state), CLI_VALUE("--kind", &kind), CLI_VALUE("--limit", &limit),
-		CLI_FLAG("--json", &json),   CLI_END,
+		CLI_LIST("--state", &states),   CLI_LIST("--kind", &kinds),
+		CLI_VALUE("--tenant", &q.tenant), CLI_VALUE("--scope", &q.scope),
+		CLI_VALUE("--since", &since),   CLI_VALUE("--until", &until),
+		CLI_VALUE("--limit", &limit),   CLI_FLAG("--json", &json),
+		CLI_END,
 	};
-	wq_list_filter f = {0};
+	wq_state st[CLI_LIST_MAX];
 	wq_task *tasks = NULL;
 	wq_error err = {0};
 	wq_db *db = NULL;
@@ -102,9 +136,13 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 	wq_rc rc;
 
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)) ||
-	    (ex = list_filter(state, kind, limit, &f)) || (ex = cli_open(cli, 0, &db)))
+	    (ex = list_query(&states, limit, since, until, st, &q)))
 		return ex;
-	rc = wq_task_list(db, &f, &tasks, &n, &err);
+	q.kinds = kinds.v;
+	q.nkinds = kinds.n;
+	if ((ex = cli_open(cli, 0, &db)))
+		return ex;
+	rc = wq_task_query_list(db, &q, &tasks, &n, &err);
 	if (rc != WQ_OK)
 		ex = cli_fail(rc, &err);
 	else if (json)

@@ -12,11 +12,13 @@ struct command {
 
 static const struct command commands[] = {
 	{"init", cmd_init},         {"enqueue", cmd_enqueue},   {"list", cmd_list},
-	{"show", cmd_show},         {"result", cmd_result},     {"cancel", cmd_cancel},
+	{"show", cmd_show},         {"result", cmd_result},     {"cancel", cmd_cancel_ops},
 	{"resolve", cmd_resolve},   {"timeline", cmd_timeline}, {"worker", cmd_worker},
 	{"effect", cmd_effect},     {"prune", cmd_prune},       {"doctor", cmd_doctor},
 	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
 	{"bench", cmd_bench},
+	/* operator's side (issue 14) */
+	{"retry", cmd_retry},       {"stats", cmd_stats},       {"workers", cmd_workers},
 };
 
 static const struct command *find_command(const char *name)
@@ -91,11 +93,20 @@ int main(int argc, char **argv)
 	if (i < 0)
 		return finish(ex);
 	if (strcmp(argv[i], "help") == 0) {
-		cli_usage(stdout);
+		if (i + 1 < argc && cli_help_command(stdout, argv[i + 1]) != 0)
+			return cli_errorf(CLI_EXIT_USAGE, "help: unknown command '%s' (see 'wakeq "
+							  "help')",
+					  argv[i + 1]);
+		if (i + 1 >= argc)
+			cli_usage(stdout);
 		return finish(0);
 	}
 	if (strcmp(argv[i], "version") == 0)
 		return finish(print_version());
+	/* A command given --json reports its errors as JSON too (issue 14). */
+	for (int j = i + 1; j < argc && strcmp(argv[j], "--") != 0; j++)
+		if (strcmp(argv[j], "--json") == 0)
+			cli_set_json_errors(1);
 	cmd = find_command(argv[i]);
 	if (!cmd)
 		return cli_errorf(CLI_EXIT_USAGE, "unknown command '%s' (see 'wakeq help')",

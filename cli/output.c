@@ -6,80 +6,32 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: wakeq [--db URL] COMMAND [ARGS]\n"
-	"\n"
-	"URL is a SQLite file path or a postgres:// URL; default $WAKEQ_DB, else ./wakeq.db.\n"
-	"\n"
-	"commands:\n"
-	"  init\n"
-	"      create the store, or migrate it to this version\n"
-	"  enqueue KIND [--payload JSON|@FILE|-] [--payload-version N] [--tenant T]\n"
-	"          [--scope S] [--key KEY] [--priority N] [--at TIME|--in DURATION]\n"
-	"          [--max-attempts N] [--notify CHANNEL]... [--json]\n"
-	"      add a task and print its id (TIME is RFC 3339, DURATION e.g. 30s, 5m, 1h30m);\n"
-	"      with --key, the same (tenant, scope, kind, key) and input returns the existing\n"
-	"      task (--json: \"replayed\": true), other input is refused (exit 3);\n"
-	"      --notify inbox:RECIPIENT|webhook:NAME|command:NAME (repeatable): notified\n"
-	"      with the result's metadata once the task succeeds\n"
-	"  list [--state STATE] [--kind KIND] [--limit N] [--json]\n"
-	"      list tasks by id (--state interrupted: the tasks waiting for a decision)\n"
-	"  show ID [--json]\n"
-	"      one task's fields; the result as size and SHA-256, never its body\n"
-	"  result ID\n"
-	"      write a succeeded task's result body to stdout; it is untrusted output\n"
-	"  cancel ID\n"
-	"      cancel a pending task, or request cancellation of a running one\n"
-	"  resolve ID --retry|--succeeded|--failed|--cancel [--note TEXT]\n"
-	"      decide an interrupted task; the decision and note go on the timeline\n"
-	"  timeline ID|KEY [--tenant T] [--scope S] [--kind K] [--json]\n"
-	"      one operation: identity, fingerprint, attempts and every event in order\n"
-	"      (a positive integer is a task id unless --tenant/--scope/--kind is given)\n"
-	"  effect begin NAME\n"
-	"      in a handler: record intent; prints `new` (exit 0: do it), `done` and the\n"
-	"      recorded result (exit 10: skip it) or `uncertain` (exit 11: an earlier attempt\n"
-	"      began it, never confirmed; the attempt ends interrupted); 6: stale attempt\n"
-	"  effect done NAME [--result TEXT]\n"
-	"      in a handler: confirm the effect (context from WAKEQ_TASK_ID,\n"
-	"      WAKEQ_ATTEMPT_ID, WAKEQ_DB); idempotency key for outside APIs:\n"
-	"      $WAKEQ_OPERATION:NAME\n"
-	"  prune [--task-retention DUR] [--operation-retention DUR] [--config FILE] [--json]\n"
-	"      delete finished tasks older than 3d and operation records completed more\n"
-	"      than 7d ago (defaults; [retention] in the config; operations >= tasks)\n"
-	"  doctor [--stuck-after DUR] [--json]\n"
-	"      what needs a human, one line each; exit 0 when clean, 1 when it found some\n"
-	"  worker --config FILE [--until-idle]\n"
-	"      run a worker (the config's db is used when neither --db nor $WAKEQ_DB is set)\n"
-	"  deliveries [--state pending|sending|delivered|dead] [--json]\n"
-	"      notifications of results to their channels: state, attempts, last error\n"
-	"  deliveries retry ID\n"
-	"      send a dead delivery again (never runs its task again)\n"
-	"  inbox RECIPIENT [--unread] [--json]\n"
-	"      the built-in inbox: one notification per delivery, metadata only\n"
-	"  inbox read ID\n"
-	"      mark a notification read\n"
-	"  dead [--json]\n"
-	"      what was given up: dead deliveries\n"
-	"  bench [--tasks N] [--concurrency C] [--handler CMD] [--json]\n"
-	"      throughput on a throwaway store (or --db): enqueue, then claim+run until idle\n"
-	"  help, --help\n"
-	"      this text\n"
-	"  --version\n"
-	"      the version of wakeq and of its store schema\n"
-	"\n"
-	"exit status: 0 ok, 1 error, 2 usage, 3 idempotency conflict, 4 not found,\n"
-	"5 limit reached, 6 transition not allowed from the current state, 7 outcome\n"
-	"unknown (the answer to a commit was lost; check with `wakeq timeline`).\n";
+/* Set by main when the command was given --json (issue 14): errors are then one JSON
+ * object per line on stderr, {"error": NAME, "message": TEXT, "exit": STATUS}. */
+static int json_errors;
 
-void cli_usage(FILE *out)
+void cli_set_json_errors(int on)
 {
-	fputs(usage_text, out);
+	json_errors = on;
+}
+
+/* The name of an exit status in a JSON error (0: a warning that does not end the
+ * command). */
+static const char *exit_name(int code)
+{
+	static const char *const names[] = {"warning", "error",    "usage",
+					    "conflict", "not-found", "limit",
+					    "state",   "unknown-outcome"};
+
+	return code >= 0 && code < (int)(sizeof names / sizeof names[0]) ? names[code] : "error";
 }
 
 /* One line, whatever the message holds: control characters become spaces. */
-static void error_line(const char *msg)
+static void error_line(const char *msg, int code)
 {
 	char line[1024];
+	json_t *o;
+	char *text = NULL;
 	size_t i;
 
 	snprintf(line, sizeof line, "%s", msg);
@@ -88,7 +40,17 @@ static void error_line(const char *msg)
 			line[i] = ' ';
 	}
 	fflush(stdout);
-	fprintf(stderr, "wakeq: %s\n", line);
+	if (json_errors) {
+		o = json_pack("{s:s, s:o, s:i}", "error", exit_name(code), "message",
+			      cli_json_str(line), "exit", code);
+		text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+	}
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	else
+		fprintf(stderr, "wakeq: %s\n", line);
+	free(text);
 }
 
 int cli_errorf(int code, const char *fmt, ...)
@@ -99,7 +61,7 @@ int cli_errorf(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	error_line(msg);
+	error_line(msg, code);
 	return code;
 }
 
@@ -119,7 +81,7 @@ static const char *rc_message(wq_rc rc, const wq_error *err)
 
 int cli_fail(wq_rc rc, const wq_error *err)
 {
-	error_line(rc_message(rc, err));
+	error_line(rc_message(rc, err), cli_exit_code(rc));
 	return cli_exit_code(rc);
 }
 

@@ -352,7 +352,8 @@ typedef struct wq_prune_counts {
 	int64_t operations;
 } wq_prune_counts;
 
-/* One transaction. Replay protection (wq_enqueue) holds for the operation retention past
+/* One transaction. A task with a delivery still pending or sending is kept until the
+ * delivery is delivered or dead (its notification would go with it). Replay protection (wq_enqueue) holds for the operation retention past
  * completion even when the task row is gone; operations of tasks that are not finished
  * are never pruned. *out (optional) receives what was deleted. */
 wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_error *err);
@@ -490,6 +491,84 @@ void wq_free(void *p);
 
 /* Validates JSON text; on failure WQ_EINVAL with "line L, column C: <what>". */
 wq_rc wq_json_validate(const char *text, size_t len, wq_error *err);
+
+/* ----------------------------------------------- operator retry (issue 14) ---- */
+
+/*
+ * Retries a failed or cancelled task: → pending, due now, a new round of attempts under
+ * the same task and operation (an enqueue of its key still replays to it). The round's
+ * attempt budget counts from the attempts used: max_attempts becomes attempts + the
+ * budget the task had (its kind's max_attempts, when the worker's config sets one). Its
+ * timeline gets a `retried` event with `by` (NULL: "operator") and `note` (may be NULL,
+ * at most 1000 bytes). Any other state: WQ_ESTATE naming it; WQ_ENOTFOUND.
+ */
+wq_rc wq_task_retry(wq_db *db, int64_t id, const char *note, const char *by, wq_error *err);
+
+/* wq_task_resolve naming who decided in the `resolved` event (NULL: "operator"). */
+wq_rc wq_task_resolve_by(wq_db *db, int64_t id, wq_resolution decision, const char *note,
+			 const char *by, wq_error *err);
+
+/* ------------------------------------------- operator's view (issue 14) ---- */
+
+/* One count of wq_stats: tasks by (state, kind), running tasks by instance, deliveries
+ * by state. */
+typedef struct wq_stat_count {
+	char state[16];                 /* tasks, deliveries: the state; running: "running" */
+	char kind[WQ_KIND_MAX + 1];     /* tasks: the kind; else "" */
+	char instance[WQ_NAME_MAX + 1]; /* running: the worker instance; else "" */
+	int64_t count;
+	int64_t oldest_due_at;          /* tasks pending: the earliest due_at of a due one
+					 * (0: none is due yet); else 0 */
+} wq_stat_count;
+
+/* A registered worker instance and how many tasks it runs now. */
+typedef struct wq_instance_info {
+	char id[WQ_NAME_MAX + 1];
+	char host[WQ_NAME_MAX + 1];
+	int64_t pid;
+	int64_t started_at;
+	int64_t heartbeat_at;
+	int64_t running;
+} wq_instance_info;
+
+/* One snapshot (one read transaction). Arrays are freed by wq_stats_free. */
+typedef struct wq_stats {
+	int64_t now;                  /* when it was taken */
+	int64_t oldest_pending_due_at; /* earliest due_at of a due pending task; 0: none */
+	wq_stat_count *tasks;         /* by state, then kind */
+	size_t ntasks;
+	wq_stat_count *running;       /* by instance */
+	size_t nrunning;
+	wq_stat_count *deliveries;    /* by state */
+	size_t ndeliveries;
+	wq_instance_info *instances;  /* by id */
+	size_t ninstances;
+} wq_stats;
+
+wq_rc wq_stats_get(wq_db *db, wq_stats *out, wq_error *err);
+void wq_stats_free(wq_stats *st);
+
+/* A task listing with several values per field (any of) and more fields than
+ * wq_list_filter. Every part given must match. */
+typedef struct wq_task_query {
+	const wq_state *states;   /* any of these; nstates 0 = any state */
+	size_t nstates;
+	const char *const *kinds; /* any of these; nkinds 0 = any kind */
+	size_t nkinds;
+	const char *tenant;       /* NULL = any */
+	const char *scope;        /* NULL = any */
+	int64_t since;            /* created at or after (0: no bound) */
+	int64_t until;            /* created before (0: no bound) */
+	int limit;                /* 0 = 100 */
+} wq_task_query;
+
+/* Ordered by id. *out is an array of *n tasks the caller frees with wq_free(). */
+wq_rc wq_task_query_list(wq_db *db, const wq_task_query *q, wq_task **out, size_t *n,
+			 wq_error *err);
+
+/* What wq_prune would delete now, deleting nothing (prune --dry-run). */
+wq_rc wq_prune_preview(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out,
+		       wq_error *err);
 
 #ifdef __cplusplus
 }

@@ -180,4 +180,10 @@ const struct wq__channel_config *wq__config_channel(const wq_config *cfg, const 
 /* The operators' inbox recipient ("operators" unless configured). */
 const char *wq__config_operators(const wq_config *cfg);
 
+/* command_check.c (issue 14): every kind's and command channel's program exists and is
+ * executable (found as execvp would), else WQ_ECONFIG naming the kind or channel, the
+ * program and the config line: a worker that cannot run a kind refuses to start rather
+ * than fail each of its tasks. */
+wq_rc wq__check_commands(const wq_config *cfg, wq_error *err);
+
 #endif /* WQ_INTERNAL_H */

@@ -7,7 +7,8 @@
 
 #define WQ__DAY_US (86400 * WQ__US_PER_S)
 
-wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_error *err)
+static wq_rc prune_run(wq_db *db, const wq_prune_opts *opts, int dry_run,
+		       wq_prune_counts *out, wq_error *err)
 {
 	int64_t task_ret = opts && opts->task_retention ? opts->task_retention : 3 * WQ__DAY_US;
 	int64_t op_ret = opts && opts->operation_retention ? opts->operation_retention
@@ -29,8 +30,22 @@ wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_er
 			       wq_duration_format(task_ret, b, sizeof b));
 	if (task_ret > now || op_ret > now)
 		return wq__err(err, WQ_EINVAL, "retention reaches back before 1970");
-	rc = WQ__STORE(db, prune, now - task_ret, now - op_ret, &c, err);
+	if (dry_run)
+		rc = WQ__STORE(db, prune_preview, now - task_ret, now - op_ret, &c, err);
+	else
+		rc = WQ__STORE(db, prune, now - task_ret, now - op_ret, &c, err);
 	if (rc == WQ_OK && out)
 		*out = c;
 	return rc;
+}
+
+wq_rc wq_prune(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out, wq_error *err)
+{
+	return prune_run(db, opts, 0, out, err);
+}
+
+wq_rc wq_prune_preview(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out,
+		       wq_error *err)
+{
+	return prune_run(db, opts, 1, out, err);
 }

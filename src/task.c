@@ -244,6 +244,12 @@ wq_rc wq_task_cancel(wq_db *db, int64_t id, wq_state *out_state, wq_error *err)
 wq_rc wq_task_resolve(wq_db *db, int64_t id, wq_resolution decision, const char *note,
 		      wq_error *err)
 {
+	return wq_task_resolve_by(db, id, decision, note, NULL, err);
+}
+
+wq_rc wq_task_resolve_by(wq_db *db, int64_t id, wq_resolution decision, const char *note,
+			 const char *by, wq_error *err)
+{
 	struct wq__resolve r;
 	wq_rc rc = check_id(id, err);
 
@@ -257,7 +263,7 @@ wq_rc wq_task_resolve(wq_db *db, int64_t id, wq_resolution decision, const char 
 	r.task_id = id;
 	r.decision = decision;
 	r.note = note;
-	r.by = "operator";
+	r.by = by && *by ? by : "operator";
 	r.now = wq_now();
 	return WQ__STORE(db, resolve, &r, err);
 }

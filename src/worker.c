@@ -758,8 +758,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	j->kind = wq__config_kind(w->cfg, j->t.kind);
 	wq__strlcpy(j->instance, w->self.id, sizeof(j->instance));
 	snprintf(j->attempt_id, sizeof(j->attempt_id), "%" PRId64 ".%d", j->t.id, j->t.attempt);
-	j->max_attempts = j->kind && j->kind->max_attempts > 0 ? j->kind->max_attempts
-							       : j->t.max_attempts;
+	/* The claim applied the kind's limit on top of an operator retry's base
+	 * (tasks.retry_base, issue 14): the claimed value is the limit that applies. */
+	j->max_attempts = j->t.max_attempts;
 	j->started_at = wq_now();
 	j->next = w->jobs;
 	if (w->jobs)
@@ -1076,7 +1077,7 @@ static void apply_policy(struct wq_worker *w)
 				continue;
 			if (t.state != WQ_STATE_INTERRUPTED || t.cancel_requested)
 				continue; /* a requested cancel is left to a person */
-			max = kc->max_attempts > 0 ? kc->max_attempts : t.max_attempts;
+			max = t.max_attempts; /* the claim recorded the limit that applies */
 			memset(&r, 0, sizeof(r));
 			r.task_id = t.id;
 			r.by = "policy";
@@ -1220,6 +1221,8 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	if (cfg->nkinds == 0)
 		return wq__err(err, WQ_ECONFIG, "%s: no kinds configured: the worker would never "
 				"run anything", cfg->path ? cfg->path : "config");
+	if (wq__check_commands(cfg, err) != WQ_OK) /* issue 14: refuse, don't fail each task */
+		return WQ_ECONFIG;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");

@@ -222,6 +222,9 @@ static const struct wq__col task_cols[] = { /* WQ__TASK_COLUMNS */
 	T('s', fingerprint),
 };
 #undef T
+/* The same columns for other op_*.c files (op_stats.c's query). */
+const struct wq__col *const wq__task_cols = task_cols;
+const size_t wq__task_ncols = WQ__ARRAY_LEN(task_cols);
 
 wq_rc wq__op_get(struct wq__store *s, int64_t id, wq_task *out, wq_error *err)
 {

@@ -40,6 +40,25 @@ wq_rc wq__op_prune(struct wq__store *s, int64_t task_cutoff, int64_t operation_c
 	return rc;
 }
 
+wq_rc wq__op_prune_preview(struct wq__store *s, int64_t task_cutoff,
+			   int64_t operation_cutoff, wq_prune_counts *out, wq_error *err)
+{
+	int64_t tasks = 0, ops = 0;
+	wq_rc rc = wq__begin(s, 1, err), body;
+
+	if (rc)
+		return rc;
+	body = prune_body(s, task_cutoff, operation_cutoff, &tasks, &ops, err);
+	/* Any rc but WQ_OK makes wq__end roll back: the body's own error, or WQ_ESTATE as
+	 * "undo" when it succeeded. */
+	rc = wq__end(s, body ? body : WQ_ESTATE, err);
+	if (body)
+		return rc;
+	out->tasks = (int)tasks;
+	out->operations = (int)ops;
+	return WQ_OK;
+}
+
 #define D(type, f) WQ__COL(type, struct wq__doctor_row, f)
 static const struct wq__col doctor_cols[] = {
 	D('i', kind), D('i', task_id), D('s', operation), D('s', effect), D('s', effect_state),

@@ -163,7 +163,9 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "ALTER TABLE operations ALTER COLUMN id SET GENERATED ALWAYS;\n"
 	 "ALTER TABLE deliveries ALTER COLUMN id SET GENERATED ALWAYS;\n"
 	 "ALTER TABLE inbox ALTER COLUMN id SET GENERATED ALWAYS;\n"
-	 "ALTER TABLE effects ADD COLUMN resolved_at bigint NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE effects ADD COLUMN resolved_at bigint NOT NULL DEFAULT 0;\n"
+	 /* -- operator retry (issue 14): tasks.retry_base, as in schema_sqlite.c. */
+	 "ALTER TABLE tasks ADD COLUMN retry_base integer NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

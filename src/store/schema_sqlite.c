@@ -177,7 +177,10 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "SET id = max(id_floor.id, excluded.id);\n"
 	 "INSERT INTO id_floor (tbl, id) SELECT 'inbox', coalesce(max(id), 0) FROM inbox "
 	 "WHERE true ON CONFLICT (tbl) DO UPDATE SET id = max(id_floor.id, excluded.id);\n"
-	 "ALTER TABLE effects ADD COLUMN resolved_at INTEGER NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE effects ADD COLUMN resolved_at INTEGER NOT NULL DEFAULT 0;\n"
+	 /* -- operator retry (issue 14): tasks.retry_base, the attempts used when an
+	  * operator last retried the task (0: never); its budget counts from there. */
+	 "ALTER TABLE tasks ADD COLUMN retry_base INTEGER NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -51,6 +51,13 @@
 
 #define WQ__TERMINAL "state IN ('succeeded', 'failed', 'cancelled')"
 
+/* A finished task prune may delete: terminal, finished before $1, and none of its
+ * deliveries still owed (pending or sending): deleting the task would take the
+ * notification with it (deliveries go with their task). */
+#define WQ__PRUNABLE                                                                       \
+	WQ__TERMINAL " AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d "    \
+		     "WHERE d.task_id = tasks.id AND d.state IN ('pending', 'sending'))"
+
 #define WQ__SQL_STATEMENTS(X)                                                               \
 	/* ---- schema (op_schema.c) ---- */                                                \
 	/* has schema_version (0/1), and how many other tables there are */                 \
@@ -118,7 +125,7 @@
 	X(SQL_CLAIM, "UPDATE tasks SET state = 'running', attempt = attempt + 1, "          \
 	  "instance = $1, started_at = $2, updated_at = $2, cancel_requested = 0, "         \
 	  "reason = '', reason_detail = '', uncertain_effect = '', max_attempts = "         \
-	  "coalesce(" D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE "             \
+	  "coalesce(retry_base + " D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE " \
 	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
 		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
 	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
@@ -190,10 +197,10 @@
 	/* ---- retention, doctor (op_upkeep.c) ---- */                                     \
 	X(SQL_PRUNE_MARK, "UPDATE operations SET finished_at = (SELECT t.finished_at "      \
 	  "FROM tasks t WHERE t.id = operations.task_id) WHERE task_id IN (SELECT id "      \
-	  "FROM tasks WHERE " WQ__TERMINAL " AND finished_at < $1)")                        \
+	  "FROM tasks WHERE " WQ__PRUNABLE ")")                                             \
 	/* the highest ids so far stay taken (SQLite; nothing on PostgreSQL) */             \
 	X(SQL_PRUNE_FLOOR, NULL)                                                            \
-	X(SQL_PRUNE_TASKS, "DELETE FROM tasks WHERE " WQ__TERMINAL " AND finished_at < $1") \
+	X(SQL_PRUNE_TASKS, "DELETE FROM tasks WHERE " WQ__PRUNABLE)                         \
 	X(SQL_PRUNE_OPERATIONS, "DELETE FROM operations WHERE finished_at IS NOT NULL "     \
 	  "AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = "        \
 	  "operations.task_id)")                                                            \
@@ -258,7 +265,34 @@
 	  "subject, result_size, result_sha256, created_at, read_at FROM inbox WHERE "      \
 	  "recipient = $1 AND ($2 = 0 OR read_at = 0) ORDER BY id")                         \
 	X(SQL_INBOX_READ, "UPDATE inbox SET read_at = $2 WHERE id = $1 AND read_at = 0")    \
-	X(SQL_INBOX_EXISTS, "SELECT 1 FROM inbox WHERE id = $1")
+	X(SQL_INBOX_EXISTS, "SELECT 1 FROM inbox WHERE id = $1")                            \
+	/* ---- operator retry (issue 14, op_retry.c) ---- */                               \
+	/* failed|cancelled -> pending, due now ($2), fenced by the attempt read ($3): a    \
+	 * new round whose budget (max_attempts - retry_base) counts from the attempts    \
+	 * used. SET reads the old row, so max_attempts uses the old retry_base. */       \
+	X(SQL_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, order_at = $2 - "    \
+	  "(due_at - order_at), updated_at = $2, finished_at = 0, reason = '', "            \
+	  "reason_detail = '', outcome = '', cancel_requested = 0, uncertain_effect = '', " \
+	  "max_attempts = attempt + (max_attempts - retry_base), retry_base = attempt "     \
+	  "WHERE id = $1 AND state IN ('failed', 'cancelled') AND attempt = $3")            \
+	/* stats, workers (op_stats.c); $1: now */                                         \
+	X(SQL_STATS_TASKS, "SELECT state, kind, count(*), coalesce(min(CASE WHEN state = "  \
+	  "'pending' AND due_at <= $1 THEN due_at END), 0) FROM tasks GROUP BY state, "     \
+	  "kind ORDER BY state, kind")                                                      \
+	X(SQL_STATS_RUNNING, "SELECT instance, count(*) FROM tasks WHERE state = "         \
+	  "'running' GROUP BY instance ORDER BY instance")                                  \
+	X(SQL_STATS_DELIVERIES, "SELECT state, count(*) FROM deliveries GROUP BY state "    \
+	  "ORDER BY state")                                                                 \
+	X(SQL_STATS_INSTANCES, "SELECT i.id, i.host, i.pid, i.started_at, "                \
+	  "i.heartbeat_at, (SELECT count(*) FROM tasks t WHERE t.state = 'running' AND "    \
+	  "t.instance = i.id) FROM instances i ORDER BY i.id")                              \
+	/* list with a query: $1 states, $2 kinds (JSON arrays, '[]': any), $3 tenant,   \
+	 * $4 scope (NULL: any), created_at in [$5, $6) ($6 = 0: no bound), $7 limit */   \
+	X(SQL_TASK_QUERY, "SELECT " WQ__TASK_COLUMNS " FROM tasks WHERE ($1 = '[]' OR "     \
+	  "state IN " D_TEXTS("$1") ") AND ($2 = '[]' OR kind IN " D_TEXTS("$2") ") AND "   \
+	  "(CAST($3 AS text) IS NULL OR tenant = $3) AND (CAST($4 AS text) IS NULL OR "     \
+	  "scope = $4) AND created_at >= $5 AND (created_at < $6 OR $6 = 0) ORDER BY id "   \
+	  "LIMIT $7")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

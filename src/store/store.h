@@ -205,6 +205,14 @@ struct wq__delivery_outcome {
 	int64_t now;
 };
 
+/* An operator's retry of a finished task (operator retry, issue 14). */
+struct wq__retry {
+	int64_t task_id;
+	const char *note; /* operator text or NULL */
+	const char *by;   /* who decided; NULL: "operator" */
+	int64_t now;
+};
+
 struct wq__store_methods {
 	int version; /* 1: all methods below are valid */
 	const char *name;
@@ -343,7 +351,8 @@ struct wq__store_methods {
 	wq_rc (*effect_done)(struct wq__store *s, int64_t task_id, int attempt,
 			     const char *name, const char *result, int64_t now, wq_error *err);
 
-	/* Retention, one transaction: terminal tasks finished before task_cutoff are deleted
+	/* Retention, one transaction: terminal tasks finished before task_cutoff, none of
+	 * whose deliveries is still pending or sending (issue 14), are deleted
 	 * (their events, attempts and effects with them), their operation rows kept with the
 	 * task's finished_at; then operation rows whose task row is gone and which finished
 	 * before operation_cutoff are deleted. Operations of existing tasks never go. */
@@ -399,6 +408,26 @@ struct wq__store_methods {
 	/* Marks a notification read (conditional on read_at = 0; already read is WQ_OK and
 	 * changes nothing). WQ_ENOTFOUND. */
 	wq_rc (*inbox_read)(struct wq__store *s, int64_t id, int64_t now, wq_error *err);
+
+	/* --- operator retry (issue 14; op_retry.c) --- */
+	/* failed or cancelled → pending, due now: a new round of attempts under the same
+	 * task and operation (retry_base = attempts; max_attempts = attempts + the round's
+	 * budget, max_attempts - retry_base before). One conditional UPDATE and a `retried`
+	 * event (by, note, attempts, max_attempts) in one transaction; the effect journal is
+	 * kept (done effects are skipped again, begun ones are found uncertain).
+	 * WQ_ENOTFOUND / WQ_ESTATE naming the current state. */
+	wq_rc (*retry)(struct wq__store *s, const struct wq__retry *r, wq_error *err);
+	/* One read transaction: the counts and instances of wq_stats (arrays malloc'd;
+	 * on error none is handed out). `now` decides which pending tasks are due. */
+	wq_rc (*stats)(struct wq__store *s, int64_t now, wq_stats *out, wq_error *err);
+	/* prune's counts without its deletions: the same statements in a transaction that
+	 * is rolled back, so the numbers are exactly what prune would delete now. */
+	wq_rc (*prune_preview)(struct wq__store *s, int64_t task_cutoff,
+			       int64_t operation_cutoff, wq_prune_counts *out, wq_error *err);
+	/* Tasks by id ascending matching every given part of q (wq_task_query_list);
+	 * *out malloc'd (NULL when *n == 0). */
+	wq_rc (*query)(struct wq__store *s, const wq_task_query *q, wq_task **out, size_t *n,
+		       wq_error *err);
 };
 
 /* The backends compiled in. */

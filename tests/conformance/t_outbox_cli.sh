@@ -65,9 +65,11 @@ expect_exit 2 wq inbox read abc
 expect_exit 2 wq inbox read "$nid" --json
 
 # dead
+# no dead delivery; the failed task is listed with the command that retries it
 expect_exit 0 wq dead
-grep -q "nothing is dead" "$T/last.out" || fail "dead, empty"
-expect_eq "$(json_field "$(wq dead --json)" 'd["deliveries"]')" "[]" "dead --json, empty"
+grep -q "wakeq retry $broken" "$T/last.out" || fail "dead: the failed task"
+! grep -q "delivery" "$T/last.out" || fail "dead: no delivery is dead"
+expect_eq "$(json_field "$(wq dead --json)" '[(x["type"], x["id"]) for x in d]')" "[('task', $broken)]" "dead --json"
 
 # the timeline shows the delivery as its own lines
 wq timeline "$ok" >"$T/tl.txt"

@@ -35,8 +35,10 @@ assert n["delivery_id"] == int(sys.argv[1]) and n["task_id"] == int(sys.argv[2])
 	"$did" "$id" || fail "the operators' notification"
 wq dead --json | python3 -c '
 import json, sys
-ds = json.load(sys.stdin)["deliveries"]
-assert [d["id"] for d in ds] == [int(sys.argv[1])], ds' "$did" || fail "wakeq dead --json"
+ds = [d for d in json.load(sys.stdin) if d["type"] == "delivery"]
+assert [d["id"] for d in ds] == [int(sys.argv[1])], ds
+assert ds[0]["command"] == "wakeq deliveries retry %s" % sys.argv[1], ds' "$did" || fail "wakeq dead --json"
+wq dead | grep "webhook:ops" | grep -q "wakeq deliveries retry $did" || fail "wakeq dead does not name the command"
 wq dead | grep -q "webhook:ops" || fail "wakeq dead does not list it"
 expect_eq "$(event_count "$id" dead)" 1 "dead events"
 expect_exit 1 wq doctor

@@ -18,8 +18,12 @@ command = sh $HANDLERS/handler.sh exit 1
 [kind.big]
 command = sh $HANDLERS/handler.sh big 5000
 [kind.missing]
-command = $T/no-such-handler
+command = $T/unstartable-handler
 EOF
+# The worker refuses a command that is not there at its start (t_worker_command.sh); one
+# whose interpreter is missing passes that check and still cannot be started.
+printf '#!/nonexistent/interpreter\n' >"$T/unstartable-handler"
+chmod +x "$T/unstartable-handler"
 ok=$(wq enqueue ok --payload '{"text":"hello"}')
 discard=$(wq enqueue discard)
 temp=$(wq enqueue tempfail --max-attempts 3)

@@ -710,6 +710,94 @@ static void doctor_reports_stuck_running(void **state)
 	assert_int_equal(doctor_rows_at(f, f->now + 3 * hour, id, WQ__DOCTOR_STUCK, NULL), 0);
 }
 
+/* ---- operator's side (issue 14) ---- */
+
+/* retry: only failed or cancelled; a new round with the budget counted from the attempts
+ * used, under a kind's limit too; a `retried` event; the claim after it is attempt n+1. */
+static void retry_new_round(void **state)
+{
+	static const char *const kinds[] = {"k"};
+	static const int limits[] = {2};
+	struct fx *f = *state;
+	struct wq__claim_req req = {"w1", kinds, 1, 10, 0, limits};
+	struct wq__claimed *out = NULL;
+	struct wq__retry r = {0, "why", "alice", 0};
+	struct wq__outcome o;
+	struct wq__claimed c;
+	wq_task t;
+	size_t n = 0;
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, "key-1", NULL, &id, &e), WQ_OK); /* max_attempts 3 */
+	r.task_id = id;
+	r.now = f->now;
+	assert_int_equal(M->retry(f->s, &r, &e), WQ_ESTATE); /* pending */
+	assert_non_null(strstr(e.message, "pending"));
+	assert_int_equal(claim(f, "w1", &c), 1);
+	memset(&o, 0, sizeof(o));
+	o.task_id = c.id;
+	o.attempt = c.attempt;
+	o.instance = "w1";
+	o.kind = WQ__FINISH_FAILED;
+	o.reason = "exit-1";
+	o.exit_status = 1;
+	o.now = f->now;
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->retry(f->s, &r, &e), WQ_OK);
+	assert_int_equal(M->retry(f->s, &r, &e), WQ_ESTATE); /* pending again */
+	assert_int_equal(M->get(f->s, id, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_PENDING);
+	assert_int_equal(t.attempts, 1);
+	assert_int_equal(t.max_attempts, 4); /* 1 used + a budget of 3 */
+	assert_int_equal(t.finished_at, 0);
+	assert_int_equal(events_of(f, id, "retried", NULL), 1);
+	/* the kind's limit applies on top of the base: 1 + 2 */
+	req.now = f->now;
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].attempt, 2);
+	assert_int_equal(out[0].max_attempts, 3);
+	free(out[0].payload);
+	free(out);
+	assert_int_equal(M->retry(f->s, &r, &e), WQ_ESTATE); /* running */
+	r.task_id = id + 1000;
+	assert_int_equal(M->retry(f->s, &r, &e), WQ_ENOTFOUND);
+}
+
+/* prune keeps a finished task whose delivery is pending; the preview deletes nothing. */
+static void prune_keeps_owed_delivery(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_prune_counts pc = {0, 0};
+	wq_task t;
+	int64_t owed, plain;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, "[\"webhook:x\"]", &owed, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	o = succeeded(&c, "w1", f->now);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &plain, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	o = succeeded(&c, "w1", f->now);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, owed, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+	assert_int_equal(M->prune_preview(f->s, f->now + 10, f->now + 10, &pc, &e), WQ_OK);
+	assert_int_equal(pc.tasks, 1);
+	assert_int_equal(M->get(f->s, plain, &t, &e), WQ_OK); /* still there */
+	assert_int_equal(M->prune(f->s, f->now + 10, f->now + 10, &pc, &e), WQ_OK);
+	assert_int_equal(pc.tasks, 1);
+	assert_int_equal(M->get(f->s, owed, &t, &e), WQ_OK);
+	assert_int_equal(M->get(f->s, plain, &t, &e), WQ_ENOTFOUND);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -729,6 +817,9 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(claim_records_kind_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(doctor_reports_stuck_running, setup, teardown),
+		/* operator's side (issue 14) */
+		cmocka_unit_test_setup_teardown(retry_new_round, setup, teardown),
+		cmocka_unit_test_setup_teardown(prune_keeps_owed_delivery, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
