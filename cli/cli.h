@@ -144,6 +144,8 @@ int cmd_prune(struct cli *cli, int argc, char **argv);
 int cmd_doctor(struct cli *cli, int argc, char **argv);
 /* cmd_bench.c */
 int cmd_bench(struct cli *cli, int argc, char **argv);
+/* cmd_schedule.c */
+int cmd_schedule(struct cli *cli, int argc, char **argv);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

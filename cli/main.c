@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"effect", cmd_effect},     {"prune", cmd_prune},       {"doctor", cmd_doctor},
 	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
 	{"bench", cmd_bench},
+	{"schedule", cmd_schedule},
 };
 
 static const struct command *find_command(const char *name)

@@ -368,3 +368,20 @@ int64_t wq__every_next(int64_t anchor_us, int64_t interval_us, int64_t after_us)
 	k = (after_us - anchor_us) / interval_us + 1;
 	return anchor_us + k * interval_us;
 }
+
+wq_rc wq__slot_next(const char *cron, const char *tz, int64_t every, int64_t anchor,
+		    int64_t after_us, int64_t *next_us, wq_error *err)
+{
+	struct wq__cron c;
+	wq_rc rc;
+
+	if (!cron || !*cron) {
+		if (every <= 0)
+			return wq__err(err, WQ_EINVAL, "schedule has neither cron nor interval");
+		*next_us = wq__every_next(anchor, every, after_us);
+		return WQ_OK;
+	}
+	if ((rc = wq__cron_parse(cron, &c, err)) != WQ_OK)
+		return rc;
+	return wq__cron_next(&c, tz, after_us, next_us, err);
+}

@@ -51,4 +51,9 @@ wq_rc wq__cron_next(const struct wq__cron *c, const char *zone, int64_t after_us
 /* `--every`: slots at anchor + k*interval (k >= 1); the first one strictly after after_us. */
 int64_t wq__every_next(int64_t anchor_us, int64_t interval_us, int64_t after_us);
 
+/* A schedule's next slot strictly after after_us: by cron (in tz) when cron is non-empty,
+ * else every interval from anchor. WQ_EINVAL for a bad expression or zone. */
+wq_rc wq__slot_next(const char *cron, const char *tz, int64_t every, int64_t anchor,
+		    int64_t after_us, int64_t *next_us, wq_error *err);
+
 #endif /* WQ_CRON_H */

@@ -188,6 +188,11 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 		    size_t ncols, size_t size, void *out, size_t *n, const char *what,
 		    wq_error *err);
 
+/* op_task.c: enqueue's body within the caller's write transaction (the schedules'
+ * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
+wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
+		     struct wq__enqueued_row *out, wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \
@@ -196,7 +201,10 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 	X(instance_heartbeat) X(instance_unregister) X(instance_list) X(instance_reap)       \
 	X(reap_orphans) X(operation_find) X(attempts) X(effect_begin) X(effect_done)         \
 	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
-	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)
+	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)      \
+	X(schedule_add) X(schedule_list) X(schedule_get) X(schedule_events)                  \
+	X(schedule_pause) X(schedule_rm) X(schedule_lease) X(schedule_release)               \
+	X(schedule_fire)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)
