@@ -6,6 +6,7 @@
 #include "schedule.h"
 #include "cron.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,41 @@ wq_rc wq_schedule_rm(wq_db *db, const char *name, wq_error *err)
 	if ((rc = check_name(name, err)) != WQ_OK)
 		return rc;
 	return WQ__STORE(db, schedule_rm, name, err);
+}
+
+/* ---- doctor ---- */
+
+wq_rc wq__schedule_findings(wq_db *db, int64_t now, wq_finding **f, size_t *cnt,
+			    wq_error *err)
+{
+	wq_schedule *s = NULL;
+	size_t n = 0;
+	wq_rc rc = WQ__STORE(db, schedule_list, &s, &n, err);
+
+	for (size_t i = 0; rc == WQ_OK && i < n; i++) {
+		char at[WQ_TIME_BUFSZ], next[WQ_TIME_BUFSZ];
+		wq_finding *grown, *x;
+
+		/* an owner whose lease ran out: it died (or lost the store) and no worker with
+		 * the scheduler on has taken the schedule over since */
+		if (s[i].paused || !s[i].owner[0] || s[i].lease_until >= now)
+			continue;
+		if (!(grown = realloc(*f, (*cnt + 1) * sizeof **f))) {
+			rc = wq__err(err, WQ_ENOMEM, "out of memory (schedule findings)");
+			break;
+		}
+		*f = grown;
+		x = &(*f)[(*cnt)++];
+		memset(x, 0, sizeof *x);
+		wq__strlcpy(x->type, "schedule-owner-gone", sizeof x->type);
+		snprintf(x->detail, sizeof x->detail,
+			 "schedule %s: the lease of owner %.128s expired at %s and no worker took it "
+			 "over; next slot %s (is a worker with the scheduler running?)",
+			 s[i].name, s[i].owner, wq_time_format(s[i].lease_until, at),
+			 wq_time_format(s[i].next_slot, next));
+	}
+	wq_free(s);
+	return rc;
 }
 
 /* ---- the worker's hook ---- */
