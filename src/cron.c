@@ -132,6 +132,9 @@ static wq_rc parse_field(const struct field_def *f, const char *s, size_t len, u
 		}
 		if (*p != '\0')
 			return wq__err(err, WQ_EINVAL, "cron: %s: unexpected '%.16s'", f->name, p);
+		if (a > b) /* "7/2" in day-of-week: 7 lies past the end of a step's range */
+			return wq__err(err, WQ_EINVAL, "cron: %s: '%.16s' selects no value", f->name,
+				       item);
 		for (int v = a; v <= b; v += step)
 			set |= UINT64_C(1) << v;
 	}

@@ -63,6 +63,7 @@ static void parse_errors(void **state)
 		{"0 0 30 2 *", "cron: day-of-month: no listed month"},
 		{"9999 * * * *", "cron: minute: number too long"},
 		{"", "cron: minute: missing"},
+		{"0 0 * * 7/2", "cron: day-of-week: '7/2' selects no value"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
