@@ -128,6 +128,9 @@ static int sched_add(struct cli *cli, int argc, char **argv)
 	o.scope = scope;
 	o.notify = notify.v;
 	o.nnotify = notify.n;
+	/* a bad invocation changes nothing, not even creates the database */
+	if ((rc = wq_schedule_check(&o, &err)) != WQ_OK)
+		return cli_fail_usage(rc, &err, NULL);
 	if ((ex = cli_open(cli, WQ_OPEN_MIGRATE, &db)))
 		return ex;
 	rc = wq_schedule_add(db, &o, &s, &err);

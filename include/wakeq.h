@@ -565,6 +565,8 @@ typedef struct wq_schedule_event {
  * out (may be NULL) gets the stored schedule, with its first slot. */
 wq_rc wq_schedule_add(wq_db *db, const wq_schedule_opts *opts, wq_schedule *out,
 		      wq_error *err);
+/* The checks of wq_schedule_add without a store (a CLI validates before it opens one). */
+wq_rc wq_schedule_check(const wq_schedule_opts *opts, wq_error *err);
 /* By name; *out freed with wq_free(). */
 wq_rc wq_schedule_list(wq_db *db, wq_schedule **out, size_t *n, wq_error *err);
 wq_rc wq_schedule_get(wq_db *db, const char *name, wq_schedule *out, wq_error *err);

@@ -54,18 +54,17 @@ static wq_rc check_timing(const wq_schedule_opts *o, wq_error *err)
 	return wq__tz_check(o->tz, err);
 }
 
-wq_rc wq_schedule_add(wq_db *db, const wq_schedule_opts *o, wq_schedule *out, wq_error *err)
+/* Everything wq_schedule_add checks before the store: *notify gets the channels' JSON
+ * text (malloc'd, or NULL). */
+static wq_rc validate(const wq_schedule_opts *o, const char *payload, size_t len,
+		      char **notify, wq_error *err)
 {
-	const char *payload = o && o->payload ? o->payload : "{}";
-	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
-	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX];
-	char *notify = NULL;
-	struct wq__new_schedule ns;
 	wq_enqueue_opts eo;
 	wq_rc rc;
 
-	if (!db || !o)
-		return wq__err(err, WQ_EINVAL, "wq_schedule_add needs a store and options");
+	*notify = NULL;
+	if (!o)
+		return wq__err(err, WQ_EINVAL, "schedule options are required");
 	if ((rc = check_name(o->name, err)) || (rc = check_timing(o, err)))
 		return rc;
 	if ((unsigned)o->overlap >= WQ__ARRAY_LEN(overlap_names) ||
@@ -83,8 +82,37 @@ wq_rc wq_schedule_add(wq_db *db, const wq_schedule_opts *o, wq_schedule *out, wq
 	eo.max_attempts = o->max_attempts;
 	eo.notify = o->notify;
 	eo.nnotify = o->nnotify;
-	if ((rc = wq__enqueue_check(&eo, len, &notify, err)) != WQ_OK)
-		return rc;
+	return wq__enqueue_check(&eo, len, notify, err);
+}
+
+wq_rc wq_schedule_check(const wq_schedule_opts *o, wq_error *err)
+{
+	const char *payload = o && o->payload ? o->payload : "{}";
+	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
+	char fp[WQ_SHA256_HEX];
+	char *notify = NULL;
+	wq_rc rc = validate(o, payload, len, &notify, err);
+
+	free(notify);
+	if (rc == WQ_OK)
+		rc = wq__fingerprint(payload, len, o->payload_version ? o->payload_version : 1, fp,
+				     err);
+	return rc;
+}
+
+wq_rc wq_schedule_add(wq_db *db, const wq_schedule_opts *o, wq_schedule *out, wq_error *err)
+{
+	const char *payload = o && o->payload ? o->payload : "{}";
+	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
+	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX];
+	char *notify = NULL;
+	struct wq__new_schedule ns;
+	wq_rc rc;
+
+	if (!db)
+		return wq__err(err, WQ_EINVAL, "wq_schedule_add needs a store");
+	if ((rc = validate(o, payload, len, &notify, err)) != WQ_OK)
+		goto out;
 	memset(&ns, 0, sizeof ns);
 	ns.payload_version = o->payload_version ? o->payload_version : 1;
 	if ((rc = wq__fingerprint(payload, len, ns.payload_version, fp, err)) != WQ_OK)
