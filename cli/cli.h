@@ -156,6 +156,8 @@ int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_workers(struct cli *cli, int argc, char **argv);
 /* The operator's name for `by` in events: getlogin(), $USER, the passwd entry. */
 const char *cli_login_name(void);
+/* cmd_schedule.c */
+int cmd_schedule(struct cli *cli, int argc, char **argv);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

@@ -1,4 +1,4 @@
-/* cmd_worker.c — `wakeq worker --config FILE [--until-idle]`. */
+/* cmd_worker.c — `wakeq worker --config FILE [--until-idle] [--no-scheduler]`. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +23,8 @@ static char *absolute_db_path(const char *url)
 	return realpath(url, NULL);
 }
 
-static int run_worker(wq_db *db, const wq_config *cfg, const char *url, int until_idle)
+static int run_worker(wq_db *db, const wq_config *cfg, const char *url, int until_idle,
+		      int no_scheduler)
 {
 	char *abs = absolute_db_path(url);
 	wq_worker_opts o = {
@@ -41,6 +42,7 @@ static int run_worker(wq_db *db, const wq_config *cfg, const char *url, int unti
 		ex = rc == WQ_ECONFIG ? cli_fail_usage(rc, &err, NULL) : cli_fail(rc, &err);
 		goto cleanup;
 	}
+	wq_worker_set_scheduler(w, !no_scheduler);
 	rc = wq_worker_run(w, &err);
 	if (rc != WQ_OK) {
 		cli_fail(rc, &err);
@@ -55,10 +57,11 @@ cleanup:
 int cmd_worker(struct cli *cli, int argc, char **argv)
 {
 	const char *config = NULL, *pos[1];
-	int until_idle = 0, npos, ex;
+	int until_idle = 0, no_scheduler = 0, npos, ex;
 	const struct cli_opt opts[] = {
 		CLI_VALUE("--config", &config),
 		CLI_FLAG("--until-idle", &until_idle),
+		CLI_FLAG("--no-scheduler", &no_scheduler),
 		CLI_END,
 	};
 	wq_config *cfg = NULL;
@@ -77,7 +80,7 @@ int cmd_worker(struct cli *cli, int argc, char **argv)
 	url = worker_db_url(cli, cfg);
 	if ((ex = cli_open_url(url, WQ_OPEN_MIGRATE, &db)))
 		goto cleanup;
-	ex = run_worker(db, cfg, url, until_idle);
+	ex = run_worker(db, cfg, url, until_idle, no_scheduler);
 cleanup:
 	wq_db_close(db);
 	wq_config_free(cfg);

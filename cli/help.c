@@ -155,10 +155,11 @@ static const struct help helps[] = {
 	 {{"--stuck-after DUR", "report tasks running longer than this"},
 	  {"--json", "{clean, findings}"}},
 	 "wakeq doctor --stuck-after 2h", "0 clean, 1 found something (or an error), 2 usage"},
-	{"worker", "worker --config FILE [--until-idle]",
+	{"worker", "worker --config FILE [--until-idle] [--no-scheduler]",
 	 "run a worker (the config's db is used when neither --db nor $WAKEQ_DB is set)",
 	 {{"--config FILE", "the worker's configuration (kinds, channels, timings)"},
-	  {"--until-idle", "stop once nothing is due or running"}},
+	  {"--until-idle", "stop once nothing is due or running"},
+	  {"--no-scheduler", "never own schedules (fire no slots)"}},
 	 "wakeq worker --config /etc/wakeq/worker.ini", EXIT_STD},
 	{"deliveries", "deliveries [--state pending|sending|delivered|dead] [--json]\n"
 		       "deliveries retry ID",
@@ -193,6 +194,21 @@ static const struct help helps[] = {
 	  {"--handler CMD", "the handler command (default: /bin/true)"},
 	  {"--json", "the figures as JSON"}},
 	 "wakeq bench --tasks 10000 --concurrency 8", EXIT_STD},
+	{"schedule",
+	 "schedule add NAME (--cron \"EXPR\" [--tz ZONE] | --every DUR) KIND [--payload JSON]\n"
+	 "         [--tenant T] [--scope S] [--notify CH]... [--overlap skip|allow]\n"
+	 "         [--catch-up latest|all|none] [--max-attempts N]\n"
+	 "schedule list [--json] | show NAME [--json] | pause NAME | resume NAME | rm NAME",
+	 "recurring tasks; each slot is enqueued once (operation key schedule:NAME:<slot>)\n"
+	 "by the one worker that holds the schedule's lease",
+	 {{"--cron \"EXPR\"", "5-field cron: minute hour day-of-month month day-of-week"},
+	  {"--tz ZONE", "time zone of the cron expression (default UTC)"},
+	  {"--every DUR", "a fixed interval instead of cron"},
+	  {"--overlap skip|allow", "skip a slot while the previous run is pending or running"},
+	  {"--catch-up latest|all|none", "after downtime: one run, every slot, or none"},
+	  {"--json", "list/show as JSON"}},
+	 "wakeq schedule add nightly --cron \"0 3 * * *\" --tz Europe/Berlin report",
+	 EXIT_STD ", 3 the name exists, 4 no such schedule"},
 	{"help", "help [COMMAND]",
 	 "this text, or one command's usage, options, example and exit statuses (as\n"
 	 "COMMAND --help and COMMAND -h)",

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"bench", cmd_bench},
 	/* operator's side (issue 14) */
 	{"retry", cmd_retry},       {"stats", cmd_stats},       {"workers", cmd_workers},
+	{"schedule", cmd_schedule},
 };
 
 static const struct command *find_command(const char *name)

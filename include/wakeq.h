@@ -569,6 +569,96 @@ wq_rc wq_task_query_list(wq_db *db, const wq_task_query *q, wq_task **out, size_
 /* What wq_prune would delete now, deleting nothing (prune --dry-run). */
 wq_rc wq_prune_preview(wq_db *db, const wq_prune_opts *opts, wq_prune_counts *out,
 		       wq_error *err);
+/* ------------------------------------------------------------------ schedules ---- */
+/* Recurring schedules (issue 12): a named cron expression (in a tz-database zone) or a
+ * fixed interval that enqueues a task of `kind` per slot, with the operation key
+ * "schedule:NAME:<slot as RFC 3339 UTC>" — so a slot is enqueued at most once whatever
+ * number of workers fire it. One worker at a time owns a schedule (a lease renewed on its
+ * heartbeat, [worker] schedule_lease); another takes over when the lease expires. */
+
+#define WQ_SCHEDULE_NAME_MAX 64 /* [A-Za-z0-9._-] */
+#define WQ_CRON_MAX 256
+#define WQ_TZ_MAX 64
+
+typedef enum wq_overlap {
+	WQ_OVERLAP_SKIP = 0,  /* a slot whose previous run is pending or running: skipped */
+	WQ_OVERLAP_ALLOW = 1, /* always enqueued */
+} wq_overlap;
+
+typedef enum wq_catch_up {
+	WQ_CATCH_UP_LATEST = 0, /* after downtime: one run for all missed slots */
+	WQ_CATCH_UP_ALL = 1,    /* every missed slot runs */
+	WQ_CATCH_UP_NONE = 2,   /* missed slots do not run (skipped) */
+} wq_catch_up;
+
+typedef struct wq_schedule_opts {
+	const char *name;      /* required */
+	const char *cron;      /* 5-field cron expression, or NULL with every */
+	const char *tz;        /* cron's zone (tz database name); NULL: UTC */
+	int64_t every;         /* µs (>= 1s), anchored at the creation time; 0 with cron */
+	const char *kind;      /* required */
+	const char *payload;   /* JSON text; NULL means "{}" */
+	size_t payload_len;    /* 0 with a non-NULL payload means strlen */
+	int payload_version;   /* 0 means 1 */
+	const char *tenant, *scope;
+	const char *const *notify; /* as wq_enqueue_opts */
+	size_t nnotify;
+	int max_attempts;      /* of each task; 0 means 3 */
+	wq_overlap overlap;
+	wq_catch_up catch_up;
+} wq_schedule_opts;
+
+typedef struct wq_schedule {
+	int64_t id;
+	char name[WQ_SCHEDULE_NAME_MAX + 1];
+	char cron[WQ_CRON_MAX + 1];  /* "" for an interval */
+	int64_t every;               /* µs; 0 for cron */
+	char tz[WQ_TZ_MAX + 1];
+	char kind[WQ_KIND_MAX + 1];
+	char tenant[WQ_NAME_MAX + 1];
+	char scope[WQ_NAME_MAX + 1];
+	char overlap[8];             /* "skip" / "allow" */
+	char catch_up[8];            /* "latest" / "all" / "none" */
+	int paused;
+	int64_t next_slot, last_slot; /* µs; last_slot 0: never fired */
+	int64_t last_task;            /* id of the last enqueued task, 0: none */
+	char owner[WQ_NAME_MAX + 1];  /* instance holding the lease ("" none) */
+	int64_t lease_until;
+	int64_t created_at;
+	int64_t payload_size;
+	char payload_sha256[WQ_SHA256_HEX];
+} wq_schedule;
+
+/* One recorded schedule event: "fired" (task), "skipped-overlap", "skipped-missed". */
+typedef struct wq_schedule_event {
+	int64_t at, slot;  /* slot: the (first) slot concerned */
+	char type[24];
+	int64_t task_id;   /* fired: the task; skipped-overlap: the run still in progress */
+	int64_t count;     /* slots concerned */
+	char instance[WQ_NAME_MAX + 1];
+} wq_schedule_event;
+
+/* Validates everything (name, cron with the wrong field named, zone, interval, kind,
+ * payload JSON, notify channels), then stores it. WQ_ECONFLICT when the name exists.
+ * out (may be NULL) gets the stored schedule, with its first slot. */
+wq_rc wq_schedule_add(wq_db *db, const wq_schedule_opts *opts, wq_schedule *out,
+		      wq_error *err);
+/* The checks of wq_schedule_add without a store (a CLI validates before it opens one). */
+wq_rc wq_schedule_check(const wq_schedule_opts *opts, wq_error *err);
+/* By name; *out freed with wq_free(). */
+wq_rc wq_schedule_list(wq_db *db, wq_schedule **out, size_t *n, wq_error *err);
+wq_rc wq_schedule_get(wq_db *db, const char *name, wq_schedule *out, wq_error *err);
+/* The newest events first (at most 50); *out freed with wq_free(). */
+wq_rc wq_schedule_events(wq_db *db, const char *name, wq_schedule_event **out, size_t *n,
+			 wq_error *err);
+/* Pause: no slot fires, the owner lets go. Resume: the next slot is the first one after
+ * now (slots passed while paused are not run). Rm: the schedule and its events (tasks it
+ * enqueued stay). WQ_ENOTFOUND for an unknown name. */
+wq_rc wq_schedule_pause(wq_db *db, const char *name, wq_error *err);
+wq_rc wq_schedule_resume(wq_db *db, const char *name, wq_error *err);
+wq_rc wq_schedule_rm(wq_db *db, const char *name, wq_error *err);
+/* Before wq_worker_run: 0 = this worker neither owns nor fires schedules (default 1). */
+void wq_worker_set_scheduler(wq_worker *w, int on);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,7 @@ static const struct key worker_keys[] = {
 	WK("stderr_max", K_SIZE, stderr_max, 0, 16LL << 20),
 	WK("delivery_concurrency", K_INT, delivery_concurrency, 1, 1024),
 	WK("operators_inbox", K_RECIPIENT, operators_inbox, 0, 0),
+	WK("schedule_lease", K_DURATION, schedule_lease, 20 * WQ__US_PER_MS, DAY), /* issue 12 */
 };
 
 /* [retention] (SPEC §15), read by `wakeq prune --config`. */
@@ -463,6 +464,12 @@ static wq_rc validate(wq_config *c, wq_error *err)
 	if (c->lease < 2 * c->heartbeat)
 		return wq__err(err, WQ_ECONFIG,
 			       "%s: [worker] lease must be at least twice the heartbeat", c->path);
+	if (c->schedule_lease == 0) /* schedules (issue 12): renewed every heartbeat */
+		c->schedule_lease = 10 * c->heartbeat;
+	if (c->schedule_lease < 2 * c->heartbeat)
+		return wq__err(err, WQ_ECONFIG,
+			       "%s: [worker] schedule_lease must be at least twice the heartbeat",
+			       c->path);
 	for (size_t i = 0; i < c->nkinds; i++)
 		if (!c->kinds[i].argv)
 			return wq__err(err, WQ_ECONFIG, "%s:%d: [kind.%s] has no command", c->path,

@@ -5,6 +5,7 @@
  * an operation counts from its task's completion and only starts once the task row is
  * pruned (prune.c), so it cannot happen. */
 #include "internal.h"
+#include "schedule.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -113,6 +114,8 @@ wq_rc wq_doctor_opt(wq_db *db, const wq_doctor_opts *opts, wq_finding **out, siz
 	}
 	free(rows);
 	rc = dead_deliveries(db, &f, &cnt, err);
+	if (rc == WQ_OK)
+		rc = wq__schedule_findings(db, wq_now(), &f, &cnt, err); /* issue 12 */
 	if (rc != WQ_OK) {
 		free(f);
 		return rc;

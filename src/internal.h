@@ -107,6 +107,9 @@ int64_t wq__backoff(int64_t base, int64_t max, int attempt, double rnd);
 
 /* WQ_EINVAL unless kind is 1..WQ_KIND_MAX bytes of [A-Za-z0-9._-]. */
 wq_rc wq__check_kind(const char *kind, wq_error *err);
+/* wq_enqueue's checks without the key; *notify the channels' JSON text (schedules). */
+wq_rc wq__enqueue_check(const wq_enqueue_opts *o, size_t payload_len, char **notify,
+			wq_error *err);
 
 /* ---- priority (task.c) ---- */
 
@@ -166,6 +169,7 @@ struct wq_config {
 	char *operators_inbox;     /* recipient of dead-delivery reports; NULL: "operators" */
 	struct wq__channel_config *channels;
 	size_t nchannels;
+	int64_t schedule_lease;    /* schedules' owner lease; default 10 * heartbeat (issue 12) */
 };
 
 /* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside

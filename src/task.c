@@ -281,3 +281,13 @@ wq_rc wq_timeline(wq_db *db, int64_t task_id, wq_event **out, size_t *n, wq_erro
 
 	return rc != WQ_OK ? rc : WQ__STORE(db, events, task_id, out, n, err);
 }
+
+/* The checks of wq_enqueue for a schedule's task template (issue 12): everything but the
+ * key, and the notify channels as JSON array text (*notify malloc'd, or NULL). */
+wq_rc wq__enqueue_check(const wq_enqueue_opts *o, size_t payload_len, char **notify,
+			wq_error *err)
+{
+	wq_rc rc = check_enqueue(o, payload_len, err);
+
+	return rc ? rc : notify_json(o, notify, err);
+}

@@ -19,6 +19,7 @@
 #include "deliver.h"
 #include "instance.h"
 #include "outcome.h"
+#include "schedule.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -107,6 +108,7 @@ struct wq_worker {
 	enum wq__phase phase;
 
 	struct wq__self self;
+	struct wq__sched sched; /* schedules held and fired here (issue 12; schedule.c) */
 	int registered;
 	struct wq__job *jobs;
 	int running;
@@ -251,12 +253,15 @@ static void on_drain_timeout(uv_timer_t *t)
 	kill_rest(t->data);
 }
 
+static void schedules_release(struct wq_worker *w);
+
 static void begin_drain(struct wq_worker *w, const char *why)
 {
 	char d[32];
 
 	if (w->phase != WQ__PH_RUNNING && w->phase != WQ__PH_NEW)
 		return;
+	schedules_release(w); /* stop producing first */
 	w->phase = WQ__PH_DRAINING;
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
@@ -924,10 +929,42 @@ static void claim_tasks(struct wq_worker *w)
 	free(got);
 }
 
+/* ---- schedules (issue 12): the only two calls into schedule.c ---- */
+
+/* Renews the schedule leases (every heartbeat) and enqueues their due slots, before the
+ * claim that may then take them. A failure is logged; the next tick tries again (an
+ * expired lease is the store's to refuse, not ours to guess). */
+static void schedules_tick(struct wq_worker *w)
+{
+	int fired = 0;
+	wq_error e;
+
+	if (w->phase != WQ__PH_RUNNING || !w->registered)
+		return;
+	if (wq__sched_tick(w->db, &w->sched, w->cfg, w->self.id, &fired, &e) != WQ_OK)
+		wlog(w, "warning", "schedules: %s", e.message);
+}
+
+/* Drain: the leases go first, so another worker fires the next slots at once. */
+static void schedules_release(struct wq_worker *w)
+{
+	wq_error e;
+
+	if (wq__sched_release(w->db, &w->sched, w->registered ? w->self.id : NULL, &e) != WQ_OK)
+		wlog(w, "warning", "schedules: releasing the leases: %s", e.message);
+}
+
+void wq_worker_set_scheduler(wq_worker *w, int on)
+{
+	if (w)
+		w->sched.off = !on;
+}
+
 /* Tasks for the free handler slots, deliveries for the free delivery slots: a slow
  * channel never holds up a handler, nor a long handler a delivery. */
 static void do_claim(struct wq_worker *w)
 {
+	schedules_tick(w);
 	claim_tasks(w);
 	if (w->phase == WQ__PH_RUNNING && w->registered)
 		wq__deliver_claim(w->dl, w->self.id);

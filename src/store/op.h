@@ -191,6 +191,10 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 /* op_task.c: the columns of WQ__TASK_COLUMNS into a wq_task. */
 extern const struct wq__col *const wq__task_cols;
 extern const size_t wq__task_ncols;
+/* op_task.c: enqueue's body within the caller's write transaction (the schedules'
+ * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
+wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
+		     struct wq__enqueued_row *out, wq_error *err);
 
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
@@ -202,7 +206,11 @@ extern const size_t wq__task_ncols;
 	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
 	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)     \
 	/* operator retry (issue 14) */                                                    \
-	X(retry) X(stats) X(prune_preview) X(query)
+	X(retry) X(stats) X(prune_preview) X(query)                                        \
+	/* schedules (issue 12) */                                                         \
+	X(schedule_add) X(schedule_list) X(schedule_get) X(schedule_events)                  \
+	X(schedule_pause) X(schedule_rm) X(schedule_lease) X(schedule_release)               \
+	X(schedule_fire)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

@@ -173,6 +173,20 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 	return rc;
 }
 
+wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
+		     struct wq__enqueued_row *out, wq_error *err)
+{
+	struct enq q;
+	wq_rc rc;
+
+	memset(&q, 0, sizeof(q));
+	q.t = t;
+	q.payload = t->payload; /* NUL-terminated by the caller */
+	if ((rc = enqueue_body(s, &q, err)) == WQ_OK)
+		*out = q.row;
+	return rc;
+}
+
 wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err)
 {

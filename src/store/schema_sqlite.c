@@ -180,7 +180,48 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "ALTER TABLE effects ADD COLUMN resolved_at INTEGER NOT NULL DEFAULT 0;\n"
 	 /* -- operator retry (issue 14): tasks.retry_base, the attempts used when an
 	  * operator last retried the task (0: never); its budget counts from there. */
-	 "ALTER TABLE tasks ADD COLUMN retry_base INTEGER NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE tasks ADD COLUMN retry_base INTEGER NOT NULL DEFAULT 0;\n"
+	 /* -- schedules (issue 12): one row per schedule (owner/lease_until: the worker
+	  * instance firing it); schedule_events: what happened to its slots (fired,
+	  * skipped-overlap, skipped-missed), apart from the tasks' events because a
+	  * skipped slot has no task. */
+	 "CREATE TABLE schedules (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  name TEXT NOT NULL UNIQUE,\n"
+	 "  cron TEXT NOT NULL DEFAULT '',\n"
+	 "  every_us INTEGER NOT NULL DEFAULT 0,\n"
+	 "  tz TEXT NOT NULL DEFAULT '',\n"
+	 "  kind TEXT NOT NULL,\n"
+	 "  tenant TEXT NOT NULL DEFAULT '',\n"
+	 "  scope TEXT NOT NULL DEFAULT '',\n"
+	 "  payload TEXT NOT NULL,\n"
+	 "  payload_version INTEGER NOT NULL,\n"
+	 "  payload_size INTEGER NOT NULL,\n"
+	 "  payload_sha256 TEXT NOT NULL,\n"
+	 "  fingerprint TEXT NOT NULL,\n"
+	 "  notify TEXT,\n"
+	 "  max_attempts INTEGER NOT NULL,\n"
+	 "  overlap TEXT NOT NULL,\n"
+	 "  catch_up TEXT NOT NULL,\n"
+	 "  paused INTEGER NOT NULL DEFAULT 0,\n"
+	 "  next_slot INTEGER NOT NULL,\n"
+	 "  last_slot INTEGER NOT NULL DEFAULT 0,\n"
+	 "  last_task INTEGER NOT NULL DEFAULT 0,\n"
+	 "  owner TEXT NOT NULL DEFAULT '',\n"
+	 "  lease_until INTEGER NOT NULL DEFAULT 0,\n"
+	 "  created_at INTEGER NOT NULL\n"
+	 ");\n"
+	 "CREATE TABLE schedule_events (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  schedule_id INTEGER NOT NULL,\n"
+	 "  at INTEGER NOT NULL,\n"
+	 "  slot INTEGER NOT NULL,\n"
+	 "  type TEXT NOT NULL,\n"
+	 "  task_id INTEGER NOT NULL DEFAULT 0,\n"
+	 "  count INTEGER NOT NULL DEFAULT 1,\n"
+	 "  instance TEXT NOT NULL DEFAULT ''\n"
+	 ");\n"
+	 "CREATE INDEX schedule_events_schedule ON schedule_events (schedule_id, id);\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -49,6 +49,12 @@
 /* The fencing condition of a delivery attempt. */
 #define WQ__DLV_OWNED " WHERE id = $1 AND state = 'sending' AND attempts = $2 AND instance = $3"
 
+/* The columns of a wq_schedule, in the order of op_schedule.c's sched_cols (issue 12). */
+#define WQ__SCHED_COLUMNS                                                                  \
+	"id, name, cron, every_us, tz, kind, tenant, scope, overlap, catch_up, paused, "      \
+	"next_slot, last_slot, last_task, owner, lease_until, created_at, payload_size, "     \
+	"payload_sha256"
+
 #define WQ__TERMINAL "state IN ('succeeded', 'failed', 'cancelled')"
 
 /* A finished task prune may delete: terminal, finished before $1, and none of its
@@ -292,7 +298,43 @@
 	  "state IN " D_TEXTS("$1") ") AND ($2 = '[]' OR kind IN " D_TEXTS("$2") ") AND "   \
 	  "(CAST($3 AS text) IS NULL OR tenant = $3) AND (CAST($4 AS text) IS NULL OR "     \
 	  "scope = $4) AND created_at >= $5 AND (created_at < $6 OR $6 = 0) ORDER BY id "   \
-	  "LIMIT $7")
+	  "LIMIT $7")                                                                     \
+	/* ---- schedules (issue 12; op_schedule.c) ---- */                                 \
+	X(SQL_SCHED_INSERT, "INSERT INTO schedules (name, cron, every_us, tz, kind, tenant, " \
+	  "scope, payload, payload_version, payload_size, payload_sha256, fingerprint, "     \
+	  "notify, max_attempts, overlap, catch_up, next_slot, created_at) VALUES ($1, $2, " \
+	  "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) "       \
+	  "ON CONFLICT (name) DO NOTHING")                                                   \
+	X(SQL_SCHED_LIST, "SELECT " WQ__SCHED_COLUMNS " FROM schedules ORDER BY name")      \
+	X(SQL_SCHED_GET, "SELECT " WQ__SCHED_COLUMNS " FROM schedules WHERE name = $1")     \
+	X(SQL_SCHED_EVENTS, "SELECT e.at, e.slot, e.type, e.task_id, e.count, e.instance "  \
+	  "FROM schedule_events e JOIN schedules s ON s.id = e.schedule_id WHERE "          \
+	  "s.name = $1 ORDER BY e.id DESC LIMIT 50")                                         \
+	X(SQL_SCHED_PAUSE, "UPDATE schedules SET paused = 1, owner = '', lease_until = 0 "   \
+	  "WHERE name = $1")                                                                 \
+	X(SQL_SCHED_RESUME, "UPDATE schedules SET paused = 0, next_slot = $2 WHERE name = $1") \
+	X(SQL_SCHED_RM_EVENTS, "DELETE FROM schedule_events WHERE schedule_id IN "           \
+	  "(SELECT id FROM schedules WHERE name = $1)")                                      \
+	X(SQL_SCHED_RM, "DELETE FROM schedules WHERE name = $1")                             \
+	/* the owner lease: mine, nobody's, or expired */                                   \
+	X(SQL_SCHED_LEASE, "UPDATE schedules SET owner = $1, lease_until = $2 WHERE "        \
+	  "paused = 0 AND (owner = $1 OR owner = '' OR lease_until < $3)")                   \
+	X(SQL_SCHED_OWNED, "SELECT count(*), coalesce(min(next_slot), 0) FROM schedules "   \
+	  "WHERE owner = $1 AND paused = 0 AND lease_until >= $2")                           \
+	X(SQL_SCHED_RELEASE, "UPDATE schedules SET owner = '', lease_until = 0 WHERE "       \
+	  "owner = $1")                                                                      \
+	X(SQL_SCHED_DUE, "SELECT name FROM schedules WHERE owner = $1 AND paused = 0 AND "  \
+	  "lease_until >= $2 AND next_slot <= $2 ORDER BY name")                             \
+	/* the schedule to fire, still mine (row-locked where the dialect locks rows) */    \
+	X(SQL_SCHED_LOCK, "SELECT id, name, cron, every_us, tz, kind, tenant, scope, "      \
+	  "payload, payload_version, payload_sha256, fingerprint, notify, max_attempts, "   \
+	  "overlap, catch_up, next_slot, last_slot, last_task, created_at FROM schedules "       \
+	  "WHERE name = $1 AND owner = $2 AND paused = 0 AND lease_until >= $3" D_FOR_UPDATE)      \
+	X(SQL_SCHED_TASK_STATE, "SELECT state FROM tasks WHERE id = $1")                     \
+	X(SQL_SCHED_ADVANCE, "UPDATE schedules SET next_slot = $2, last_slot = $3, "        \
+	  "last_task = $4 WHERE id = $1")                                                    \
+	X(SQL_SCHED_EVENT, "INSERT INTO schedule_events (schedule_id, at, slot, type, "     \
+	  "task_id, count, instance) VALUES ($1, $2, $3, $4, $5, $6, $7)")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

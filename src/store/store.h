@@ -52,6 +52,20 @@ struct wq__enqueued_row {
 	char fingerprint[WQ_SHA256_HEX]; /* the stored operation fingerprint */
 };
 
+/* A new schedule (issue 12), validated by the core (schedule.c). */
+struct wq__new_schedule {
+	const char *name, *cron, *tz, *kind, *tenant, *scope;
+	int64_t every;
+	const char *payload;
+	size_t payload_len;
+	int payload_version;
+	const char *payload_sha256, *fingerprint; /* as struct wq__new_task */
+	const char *notify;                       /* JSON array text, or NULL */
+	int max_attempts;
+	const char *overlap, *catch_up;           /* "skip"/"allow"; "latest"/"all"/"none" */
+	int64_t next_slot, now;
+};
+
 /* One row of doctor(). */
 enum wq__doctor_kind {
 	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect two or more attempts got `new` for */
@@ -428,6 +442,30 @@ struct wq__store_methods {
 	 * *out malloc'd (NULL when *n == 0). */
 	wq_rc (*query)(struct wq__store *s, const wq_task_query *q, wq_task **out, size_t *n,
 		       wq_error *err);
+	/* ---- schedules (issue 12; op_schedule.c) ---- */
+	/* WQ_ECONFLICT when the name exists. */
+	wq_rc (*schedule_add)(struct wq__store *s, const struct wq__new_schedule *ns,
+			      wq_error *err);
+	wq_rc (*schedule_list)(struct wq__store *s, wq_schedule **out, size_t *n, wq_error *err);
+	wq_rc (*schedule_get)(struct wq__store *s, const char *name, wq_schedule *out,
+			      wq_error *err);
+	wq_rc (*schedule_events)(struct wq__store *s, const char *name, wq_schedule_event **out,
+				 size_t *n, wq_error *err);
+	/* paused 1: pause; 0: resume with next_slot (µs). WQ_ENOTFOUND. */
+	wq_rc (*schedule_pause)(struct wq__store *s, const char *name, int paused,
+				int64_t next_slot, wq_error *err);
+	wq_rc (*schedule_rm)(struct wq__store *s, const char *name, wq_error *err);
+	/* Takes or renews, until `until`, the lease of every unpaused schedule that instance
+	 * owns or whose lease expired (conditional update); *owned / *next_due: how many it
+	 * holds now and their earliest next slot (0: none). */
+	wq_rc (*schedule_lease)(struct wq__store *s, const char *instance, int64_t now,
+				int64_t until, int *owned, int64_t *next_due, wq_error *err);
+	/* Lets go of every lease of instance (drain, --no-scheduler). */
+	wq_rc (*schedule_release)(struct wq__store *s, const char *instance, wq_error *err);
+	/* Fires the due slots of the schedules instance holds, one transaction each (see
+	 * op_schedule.c); *fired: tasks enqueued; *next_due as for schedule_lease. */
+	wq_rc (*schedule_fire)(struct wq__store *s, const char *instance, int64_t now,
+			       int64_t grace, int *fired, int64_t *next_due, wq_error *err);
 };
 
 /* The backends compiled in. */
