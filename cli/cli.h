@@ -144,6 +144,11 @@ int cmd_prune(struct cli *cli, int argc, char **argv);
 int cmd_doctor(struct cli *cli, int argc, char **argv);
 /* cmd_bench.c */
 int cmd_bench(struct cli *cli, int argc, char **argv);
+/* cmd_lock.c (issue 10) */
+int cmd_lock(struct cli *cli, int argc, char **argv);
+int cmd_pause(struct cli *cli, int argc, char **argv);
+int cmd_resume(struct cli *cli, int argc, char **argv);
+int cmd_kinds(struct cli *cli, int argc, char **argv);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

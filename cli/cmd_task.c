@@ -237,7 +237,7 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 		CLI_VALUE("--priority", &a.priority), CLI_VALUE("--at", &a.at),
 		CLI_VALUE("--in", &a.in),             CLI_VALUE("--max-attempts", &a.max_attempts),
 		CLI_VALUE("--key", &o.key),           CLI_LIST("--notify", &a.notify),
-		CLI_FLAG("--json", &a.json),         CLI_END,
+		CLI_FLAG("--json", &a.json),         CLI_VALUE("--lock", &o.lock), CLI_END,
 	};
 	struct payload pl = {0};
 	const char *pos[1];

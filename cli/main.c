@@ -17,6 +17,8 @@ static const struct command commands[] = {
 	{"effect", cmd_effect},     {"prune", cmd_prune},       {"doctor", cmd_doctor},
 	{"deliveries", cmd_deliveries}, {"inbox", cmd_inbox},   {"dead", cmd_dead},
 	{"bench", cmd_bench},
+	/* turn locks, paused kinds (issue 10) */
+	{"lock", cmd_lock}, {"pause", cmd_pause}, {"resume", cmd_resume}, {"kinds", cmd_kinds},
 };
 
 static const struct command *find_command(const char *name)

@@ -102,6 +102,12 @@ int64_t wq__backoff(int64_t base, int64_t max, int attempt, double rnd);
 /* WQ_EINVAL unless kind is 1..WQ_KIND_MAX bytes of [A-Za-z0-9._-]. */
 wq_rc wq__check_kind(const char *kind, wq_error *err);
 
+/* ---- lock.c (issue 10) ---- */
+
+/* WQ_EINVAL unless a turn lock key is 1..WQ_KEY_MAX bytes of valid UTF-8 without
+ * control characters. */
+wq_rc wq__check_lock_key(const char *key, wq_error *err);
+
 /* ---- priority (task.c) ---- */
 
 /* Each priority point is a head start of this much waiting time: strict priority among

@@ -153,6 +153,8 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 		return rc;
 	if (o->key && (rc = check_key(o->key, err)) != WQ_OK)
 		return rc;
+	if (o->lock && (rc = wq__check_lock_key(o->lock, err)) != WQ_OK)
+		return rc;
 	version = o->payload_version ? o->payload_version : 1;
 	/* also the JSON validation, with the error's position */
 	if ((rc = wq__fingerprint(payload, len, version, fp, err)) != WQ_OK)
@@ -184,6 +186,7 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	t.due_at = o->due_at ? o->due_at : t.now;
 	t.order_at = t.due_at - (int64_t)o->priority * WQ__PRIORITY_STEP_US;
 	t.max_attempts = o->max_attempts ? o->max_attempts : 3;
+	t.lock = o->lock;
 
 	memset(&row, 0, sizeof row);
 	rc = WQ__STORE(db, enqueue, &t, &row, err);

@@ -188,6 +188,14 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 		    size_t ncols, size_t size, void *out, size_t *n, const char *what,
 		    wq_error *err);
 
+/* op_lock.c (issue 10): within claim(), take the key of each newly claimed task
+ * (WQ_EBUSY when one was taken concurrently: the claim rolls back); within finish() and
+ * recovery, release the attempt's key. Both record their event on the task. */
+wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const char *instance,
+		     int64_t now, wq_error *err);
+wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const char *instance,
+		     const char *reason, int64_t now, wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \
@@ -196,7 +204,10 @@ wq_rc wq__task_rows(struct wq__store *s, int id, int64_t task_id, const struct w
 	X(instance_heartbeat) X(instance_unregister) X(instance_list) X(instance_reap)       \
 	X(reap_orphans) X(operation_find) X(attempts) X(effect_begin) X(effect_done)         \
 	X(prune) X(doctor) X(delivery_claim) X(delivery_finish) X(delivery_recover)          \
-	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)
+	X(delivery_next) X(delivery_list) X(delivery_retry) X(inbox_list) X(inbox_read)      \
+	/* turn locks, paused kinds (issue 10) */                                            \
+	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
+	X(kinds_paused)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

@@ -165,6 +165,10 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 			t->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",
 			(int64_t)t->payload_version, "max_attempts", (int64_t)t->max_attempts,
 			"fingerprint", t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+	/* Turn lock key (issue 10): what the claim's FIFO-per-key rule reads. */
+	if (!rc && t->lock)
+		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
+			     "set lock key", err);
 	if (!rc && t->due_at <= t->now)
 		rc = wq__notify(s, err);
 	q->row.id = q->id;

@@ -163,7 +163,21 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "ALTER TABLE operations ALTER COLUMN id SET GENERATED ALWAYS;\n"
 	 "ALTER TABLE deliveries ALTER COLUMN id SET GENERATED ALWAYS;\n"
 	 "ALTER TABLE inbox ALTER COLUMN id SET GENERATED ALWAYS;\n"
-	 "ALTER TABLE effects ADD COLUMN resolved_at bigint NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE effects ADD COLUMN resolved_at bigint NOT NULL DEFAULT 0;\n"
+	 /* Turn locks and paused kinds (issue 10): as in schema_sqlite.c. */
+	 "-- turn locks, paused kinds (issue 10)\n"
+	 "ALTER TABLE tasks ADD COLUMN lock_key text NOT NULL DEFAULT '';\n"
+	 "CREATE INDEX tasks_lock ON tasks (lock_key, state, order_at, id);\n"
+	 "CREATE TABLE locks (\n"
+	 "  key text PRIMARY KEY,\n"
+	 "  holder text NOT NULL,\n"
+	 "  task_id bigint NOT NULL DEFAULT 0,\n"
+	 "  attempt integer NOT NULL DEFAULT 0,\n"
+	 "  acquired_at bigint NOT NULL,\n"
+	 "  expires_at bigint NOT NULL\n"
+	 ");\n"
+	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
+	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"},
 };
 
 const size_t wq__postgres_nmigrations =
