@@ -155,6 +155,11 @@ typedef struct wq_enqueue_opts {
 	 * wq_lock_acquire) holds a key at a time; tasks of one key run one after another in
 	 * (priority, due) order, tasks of other keys run freely. 1..WQ_KEY_MAX bytes. */
 	const char *lock;
+	/* A loaded configuration (wq_config_load) whose [limits] / [limits.TENANT] apply,
+	 * or NULL: no limits (issue 10). max_active: the (tenant, scope) may have at most
+	 * that many pending + running tasks; one more is WQ_ELIMIT naming the limit, its
+	 * value, the tenant and the scope (a replay of a keyed task is never refused). */
+	const struct wq_config *limits;
 } wq_enqueue_opts;
 
 #define WQ_NOTIFY_MAX 8

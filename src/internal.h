@@ -132,6 +132,18 @@ struct wq__kind_config {
 	int line;               /* of its section header, for messages */
 };
 
+/* [limits] (tenant "" here: every tenant without a section of its own) and
+ * [limits.TENANT] (issue 10): enforced by enqueue per (tenant, scope). */
+struct wq__limit_config {
+	char tenant[WQ_NAME_MAX + 1];
+	int named;       /* 1: [limits.TENANT], 0: [limits] */
+	int max_active;  /* pending + running tasks per (tenant, scope); 0 = no limit */
+	int line;
+};
+
+/* The limits that apply to `tenant`: its own section, else [limits], else NULL. */
+const struct wq__limit_config *wq__config_limits(const wq_config *cfg, const char *tenant);
+
 /* [channel.NAME] (SPEC §8): where `webhook:NAME` / `command:NAME` deliveries go. */
 enum wq__channel_type { WQ__CHANNEL_WEBHOOK = 1, WQ__CHANNEL_COMMAND = 2 };
 
@@ -166,6 +178,9 @@ struct wq_config {
 	char *operators_inbox;     /* recipient of dead-delivery reports; NULL: "operators" */
 	struct wq__channel_config *channels;
 	size_t nchannels;
+	/* [limits] and [limits.TENANT] (issue 10), in file order */
+	struct wq__limit_config *limits;
+	size_t nlimits;
 };
 
 /* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside

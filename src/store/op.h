@@ -196,6 +196,10 @@ wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const cha
 wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const char *instance,
 		     const char *reason, int64_t now, wq_error *err);
 
+/* op_limit.c (issue 10): within enqueue, before a new task row: WQ_ELIMIT when its
+ * (tenant, scope) has t->max_active pending + running tasks already. */
+wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \

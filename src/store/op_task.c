@@ -137,6 +137,9 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc || q->found)
 			return rc ? rc : enqueue_existing(s, q, err);
 	}
+	rc = wq__limit_check(s, t, err); /* issue 10: only new tasks count against it */
+	if (rc)
+		return rc;
 	rc = wq__insert(s, SQL_TASK_INSERT,
 			WQ__ARGS(WQ__AT(t->kind), WQ__AT(t->tenant), WQ__AT(t->scope),
 				 WQ__AT(t->operation), WQ__AT(q->payload), WQ__AI(t->payload_len),

@@ -297,7 +297,12 @@
 	X(SQL_KIND_PAUSE, "INSERT INTO paused_kinds (kind, paused_at) VALUES ($1, $2) ON "  \
 	  "CONFLICT (kind) DO NOTHING")                                                     \
 	X(SQL_KIND_RESUME, "DELETE FROM paused_kinds WHERE kind = $1")                      \
-	X(SQL_KINDS_PAUSED, "SELECT kind, paused_at FROM paused_kinds ORDER BY kind")
+	X(SQL_KINDS_PAUSED, "SELECT kind, paused_at FROM paused_kinds ORDER BY kind")      \
+	/* ---- limits (issue 10; op_limit.c) ---- */                                       \
+	/* serialises enqueues of one (tenant, scope) ($1) until the transaction ends */    \
+	X(SQL_LIMIT_LOCK, NULL)                                                             \
+	X(SQL_ACTIVE_COUNT, "SELECT count(*) FROM tasks WHERE tenant = $1 AND scope = $2 "  \
+	  "AND state IN ('pending', 'running')")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -43,6 +43,11 @@ struct wq__new_task {
 	const char *notify;      /* JSON array of channel strings ("inbox:alice"), or NULL */
 	int64_t now;
 	const char *lock;        /* turn lock key (issue 10), or NULL */
+	/* [limits] (issue 10): at most max_active pending + running tasks per (tenant,
+	 * scope), counted in the enqueue's transaction (0: no limit); limit_section names
+	 * where it was configured ("limits" or "limits.TENANT"), for the message. */
+	int max_active;
+	const char *limit_section;
 };
 
 /* What enqueue() did. */
