@@ -107,8 +107,10 @@
 	/* An uncertain effect is never decided by the on_interrupt=retry policy. */        \
 	X(SQL_INTERRUPTED_OF_KIND, "SELECT id FROM tasks WHERE state = 'interrupted' AND "  \
 	  "kind = $1 AND reason <> 'uncertain-effect' ORDER BY id LIMIT $2")                \
+	/* a paused kind's tasks are not due for anyone (issue 10) */                        \
 	X(SQL_NEXT_DUE, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "    \
-	  "AND kind IN " D_TEXTS("$1") "), CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE "    \
+	  "AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind FROM paused_kinds)), " \
+	  "CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE "                                    \
 	  "state = 'running') THEN 1 ELSE 0 END")                                           \
 	/* The operation identity is claimed by the unique index, never by a read first. */ \
 	X(SQL_OP_INSERT, "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "  \

@@ -32,3 +32,10 @@ wait_until 30 state_is "$held" succeeded
 
 kill -TERM "$(cat "$T/a.pid")" "$(cat "$T/b.pid")"
 wait_until 30 eval "! alive $(cat "$T/a.pid") && ! alive $(cat "$T/b.pid")"
+
+# a worker run --until-idle stops although a paused kind's task is pending: it is not due
+# for anyone while the kind is paused
+expect_exit 0 wq pause slow
+held=$(wq enqueue slow)
+run_worker "$T/w.ini"
+expect_eq "$(state_of "$held")" pending "paused kind's task after an idle run"
