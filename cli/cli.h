@@ -158,6 +158,11 @@ int cmd_workers(struct cli *cli, int argc, char **argv);
 const char *cli_login_name(void);
 /* cmd_schedule.c */
 int cmd_schedule(struct cli *cli, int argc, char **argv);
+/* cmd_lock.c (issue 10) */
+int cmd_lock(struct cli *cli, int argc, char **argv);
+int cmd_pause(struct cli *cli, int argc, char **argv);
+int cmd_resume(struct cli *cli, int argc, char **argv);
+int cmd_kinds(struct cli *cli, int argc, char **argv);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

@@ -228,18 +228,35 @@ static int enqueue_opts(const char *kind, const struct enqueue_args *a, wq_enque
 	return due_time(a->at, a->in, &o->due_at);
 }
 
+/* The [limits] an enqueue obeys (issue 10): --config FILE, else $WAKEQ_CONFIG, else none. */
+static int enqueue_limits(const char *path, wq_config **cfg)
+{
+	wq_error err = {0};
+	wq_rc rc;
+
+	if (!path || !*path)
+		path = getenv("WAKEQ_CONFIG");
+	if (!path || !*path)
+		return 0;
+	rc = wq_config_load(path, cfg, &err);
+	return rc == WQ_OK ? 0 : cli_fail_usage(rc, &err, NULL);
+}
+
 int cmd_enqueue(struct cli *cli, int argc, char **argv)
 {
 	struct enqueue_args a = {0};
 	wq_enqueue_opts o = {0};
+	const char *config_path = NULL;
 	const struct cli_opt opts[] = {
 		CLI_VALUE("--payload", &a.payload),   CLI_VALUE("--payload-version", &a.version),
 		CLI_VALUE("--tenant", &o.tenant),     CLI_VALUE("--scope", &o.scope),
 		CLI_VALUE("--priority", &a.priority), CLI_VALUE("--at", &a.at),
 		CLI_VALUE("--in", &a.in),             CLI_VALUE("--max-attempts", &a.max_attempts),
 		CLI_VALUE("--key", &o.key),           CLI_LIST("--notify", &a.notify),
-		CLI_FLAG("--json", &a.json),         CLI_END,
+		CLI_FLAG("--json", &a.json),         CLI_VALUE("--lock", &o.lock),
+		CLI_VALUE("--config", &config_path), CLI_END,
 	};
+	wq_config *cfg = NULL;
 	struct payload pl = {0};
 	const char *pos[1];
 	wq_enqueued out;
@@ -251,14 +268,17 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
 	    (ex = cli_want_args("enqueue", npos, 1, "KIND")) ||
 	    (ex = enqueue_opts(pos[0], &a, &o)) || (ex = load_payload(a.payload, &pl)) ||
-	    (ex = check_payload(&pl)) || (ex = cli_open(cli, 0, &db)))
+	    (ex = check_payload(&pl)) || (ex = enqueue_limits(config_path, &cfg)) ||
+	    (ex = cli_open(cli, 0, &db)))
 		goto cleanup;
+	o.limits = cfg;
 	o.payload = pl.text;
 	o.payload_len = pl.len;
 	rc = wq_enqueue(db, &o, &out, &err);
 	ex = rc == WQ_OK ? print_enqueued(&out, a.json) : cli_fail(rc, &err);
 cleanup:
 	wq_db_close(db);
+	wq_config_free(cfg);
 	free(pl.owned);
 	return ex;
 }

@@ -31,7 +31,7 @@ static const struct help helps[] = {
 	{"enqueue",
 	 "enqueue KIND [--payload JSON|@FILE|-] [--payload-version N] [--tenant T] [--scope S]\n"
 	 "        [--key KEY] [--priority N] [--at TIME|--in DURATION] [--max-attempts N]\n"
-	 "        [--notify CHANNEL]... [--json]",
+	 "        [--notify CHANNEL]... [--lock KEY] [--config FILE] [--json]",
 	 "add a task and print its id; with --key, the same (tenant, scope, kind, key) and\n"
 	 "input returns the existing task, other input is refused",
 	 {{"--payload JSON|@FILE|-", "the input: JSON text, a file, or stdin"},
@@ -44,6 +44,8 @@ static const struct help helps[] = {
 	  {"--in DURATION", "due after a duration (30s, 5m, 1h30m)"},
 	  {"--max-attempts N", "attempt limit (a kind's max_attempts overrides it)"},
 	  {"--notify CHANNEL", "inbox:RECIPIENT, webhook:NAME or command:NAME (repeatable)"},
+	  {"--lock KEY", "a turn lock: at most one task of KEY runs at a time"},
+	  {"--config FILE", "the worker config whose [limits] apply (or $WAKEQ_CONFIG)"},
 	  {"--json", "print {id, replayed, ...} as JSON"}},
 	 "wakeq enqueue send-invoice --key inv-42 --payload '{\"invoice\":42}'",
 	 EXIT_STD ", 3 the key exists with other input"},
@@ -209,6 +211,24 @@ static const struct help helps[] = {
 	  {"--json", "list/show as JSON"}},
 	 "wakeq schedule add nightly --cron \"0 3 * * *\" --tz Europe/Berlin report",
 	 EXIT_STD ", 3 the name exists, 4 no such schedule"},
+	{"lock",
+	 "lock acquire|renew KEY --holder NAME --ttl DUR\n"
+	 "lock release KEY --holder NAME\n"
+	 "lock run KEY --ttl DUR [--holder NAME] -- CMD [ARGS]\n"
+	 "lock list [--json]",
+	 "turn locks: hold a key so that no task of that key runs meanwhile (a chat turn);\n"
+	 "run holds KEY while CMD runs (renewed every DUR/3) and exits with CMD's status",
+	 {{"--holder NAME", "who holds it (shown to others)"},
+	  {"--ttl DUR", "the lease: the key is free again after it unless renewed"},
+	  {"--json", "list as JSON"}},
+	 "wakeq lock run agent-7 --ttl 30s -- ./chat-turn",
+	 EXIT_STD ", 5 held by someone else (naming who and until when)"},
+	{"pause", "pause KIND", "stop claims of KIND by every worker", {{NULL, NULL}},
+	 "wakeq pause summarize", EXIT_STD},
+	{"resume", "resume KIND", "let workers claim KIND again", {{NULL, NULL}},
+	 "wakeq resume summarize", EXIT_STD},
+	{"kinds", "kinds [--json]", "the kinds paused now", {{"--json", "as JSON"}},
+	 "wakeq kinds", EXIT_STD},
 	{"help", "help [COMMAND]",
 	 "this text, or one command's usage, options, example and exit statuses (as\n"
 	 "COMMAND --help and COMMAND -h)",

@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	/* operator's side (issue 14) */
 	{"retry", cmd_retry},       {"stats", cmd_stats},       {"workers", cmd_workers},
 	{"schedule", cmd_schedule},
+	/* turn locks, paused kinds (issue 10) */
+	{"lock", cmd_lock}, {"pause", cmd_pause}, {"resume", cmd_resume}, {"kinds", cmd_kinds},
 };
 
 static const struct command *find_command(const char *name)

@@ -151,6 +151,15 @@ typedef struct wq_enqueue_opts {
 	 * "webhook:NAME", "command:NAME". At most WQ_NOTIFY_MAX. */
 	const char *const *notify;
 	size_t nnotify;
+	/* Turn lock key (issue 10), or NULL: at most one task (or external holder, see
+	 * wq_lock_acquire) holds a key at a time; tasks of one key run one after another in
+	 * (priority, due) order, tasks of other keys run freely. 1..WQ_KEY_MAX bytes. */
+	const char *lock;
+	/* A loaded configuration (wq_config_load) whose [limits] / [limits.TENANT] apply,
+	 * or NULL: no limits (issue 10). max_active: the (tenant, scope) may have at most
+	 * that many pending + running tasks; one more is WQ_ELIMIT naming the limit, its
+	 * value, the tenant and the scope (a replay of a keyed task is never refused). */
+	const struct wq_config *limits;
 } wq_enqueue_opts;
 
 #define WQ_NOTIFY_MAX 8
@@ -659,6 +668,48 @@ wq_rc wq_schedule_resume(wq_db *db, const char *name, wq_error *err);
 wq_rc wq_schedule_rm(wq_db *db, const char *name, wq_error *err);
 /* Before wq_worker_run: 0 = this worker neither owns nor fires schedules (default 1). */
 void wq_worker_set_scheduler(wq_worker *w, int on);
+/* ------------------------------------------------ turn locks, paused kinds ---- */
+/*
+ * Turn locks (issue 10). A key is held by at most one holder at a time, enforced by the
+ * store (a unique row per key, written conditionally), so workers on several hosts never
+ * run two tasks of one key at once. A task enqueued with wq_enqueue_opts.lock holds its
+ * key from its claim until its attempt ends (finish, or recovery when its worker is
+ * lost: an interrupted task does not keep the key). An external holder (a chat turn)
+ * holds a lease until it releases it or the lease expires; while it holds the key, the
+ * key's tasks stay pending.
+ */
+typedef struct wq_lock {
+	char key[WQ_KEY_MAX + 1];
+	char holder[WQ_NAME_MAX + 1]; /* "task:<id>" for a task's hold */
+	int64_t task_id;              /* the holding task, 0 for an external holder */
+	int attempt;                  /* the holding task's attempt */
+	int64_t acquired_at;
+	int64_t expires_at;           /* 0: a task's hold (until its attempt ends) */
+} wq_lock;
+
+/* Takes `key` for `holder` (printable, 1..WQ_NAME_MAX bytes) for ttl µs (> 0). The same
+ * holder taking it again renews it. WQ_ELIMIT when someone else holds it; *held (may be
+ * NULL) then receives who holds it and until when (on success: the new lease). */
+wq_rc wq_lock_acquire(wq_db *db, const char *key, const char *holder, int64_t ttl,
+		      wq_lock *held, wq_error *err);
+/* Moves the lease's expiry to now + ttl. WQ_ENOTFOUND when `holder` does not hold it (never
+ * did, released, or expired); *held (may be NULL) receives the lease. */
+wq_rc wq_lock_renew(wq_db *db, const char *key, const char *holder, int64_t ttl,
+		    wq_lock *held, wq_error *err);
+/* Ends the lease of `holder` (expired or not). WQ_ENOTFOUND when it holds no lease. */
+wq_rc wq_lock_release(wq_db *db, const char *key, const char *holder, wq_error *err);
+/* Keys held now (tasks' holds and unexpired leases) by key; *out freed with wq_free(). */
+wq_rc wq_lock_list(wq_db *db, wq_lock **out, size_t *n, wq_error *err);
+
+/* Paused kinds: no worker claims a task of a paused kind (running ones finish). Pausing
+ * twice or resuming a kind that is not paused is WQ_OK. */
+typedef struct wq_kind_pause {
+	char kind[WQ_KIND_MAX + 1];
+	int64_t paused_at;
+} wq_kind_pause;
+wq_rc wq_kind_set_paused(wq_db *db, const char *kind, int paused, wq_error *err);
+/* The paused kinds by name; *out freed with wq_free(). */
+wq_rc wq_kinds_paused(wq_db *db, wq_kind_pause **out, size_t *n, wq_error *err);
 
 #ifdef __cplusplus
 }

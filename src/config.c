@@ -24,6 +24,7 @@ struct parse {
 	unsigned seen;        /* keys seen in the current section (bit per key index) */
 	struct wq__kind_config *kind; /* the [kind.X] being read */
 	struct wq__channel_config *channel; /* the [channel.X] being read */
+	struct wq__limit_config *limit; /* the [limits] / [limits.T] being read */
 };
 
 enum key_type {
@@ -82,6 +83,12 @@ static const struct key channel_keys[] = {
 	CK("max_attempts", K_INT, max_attempts, 1, 1000),
 	CK("retry_backoff", K_DURATION, retry_backoff, 0, DAY),
 	CK("retry_backoff_max", K_DURATION, retry_backoff_max, 0, 30 * DAY),
+};
+
+/* [limits], [limits.TENANT] (issue 10). */
+#define LK(n, t, f, lo, hi) {n, t, offsetof(struct wq__limit_config, f), lo, hi}
+static const struct key limit_keys[] = {
+	LK("max_active", K_INT, max_active, 1, 1000000000),
 };
 
 static int fail(struct parse *p, wq_rc code, const char *fmt, const char *a, const char *b)
@@ -324,6 +331,60 @@ static int channel_entry(struct parse *p, const char *section, const char *name,
 			 v);
 }
 
+/* ---- [limits] (issue 10) ---- */
+
+static struct wq__limit_config *find_limit(const wq_config *c, int named, const char *tenant)
+{
+	for (size_t i = 0; i < c->nlimits; i++)
+		if (c->limits[i].named == named && strcmp(c->limits[i].tenant, tenant) == 0)
+			return &c->limits[i];
+	return NULL;
+}
+
+const struct wq__limit_config *wq__config_limits(const wq_config *cfg, const char *tenant)
+{
+	const struct wq__limit_config *l;
+
+	if (!cfg)
+		return NULL;
+	l = tenant && *tenant ? find_limit(cfg, 1, tenant) : NULL;
+	return l ? l : find_limit(cfg, 0, "");
+}
+
+/* The section "limits" or "limits.TENANT", registered by the prescan. */
+static struct wq__limit_config *add_limit(struct parse *p, const char *sec)
+{
+	int named = sec[6] == '.';
+	const char *tenant = named ? sec + 7 : "";
+	wq_config *c = p->cfg;
+	struct wq__limit_config *l;
+
+	if (named && (!*tenant || strlen(tenant) > WQ_NAME_MAX)) {
+		fail(p, WQ_ECONFIG, "[%s]: a tenant name of 1..128 bytes%s", sec, "");
+		return NULL;
+	}
+	if (find_limit(c, named, tenant)) {
+		fail(p, WQ_ECONFIG, "[%s]: section given twice%s", sec, "");
+		return NULL;
+	}
+	l = realloc(c->limits, (c->nlimits + 1) * sizeof *l);
+	if (!l) {
+		fail(p, WQ_ENOMEM, "out of memory%s%s", "", "");
+		return NULL;
+	}
+	c->limits = l;
+	l = &c->limits[c->nlimits++];
+	memset(l, 0, sizeof *l);
+	l->named = named;
+	wq__strlcpy(l->tenant, tenant, sizeof l->tenant);
+	return l;
+}
+
+static int is_limits_section(const char *sec)
+{
+	return strcmp(sec, "limits") == 0 || strncmp(sec, "limits.", 7) == 0;
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse *p = user;
@@ -341,6 +402,10 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 				     ? (struct wq__channel_config *)wq__config_channel(p->cfg,
 										       section + 8)
 				     : NULL;
+		p->limit = is_limits_section(section)
+				   ? find_limit(p->cfg, section[6] == '.',
+						section[6] == '.' ? section + 7 : "")
+				   : NULL;
 	}
 	if (!*section)
 		return fail(p, WQ_ECONFIG, "key '%s' outside a section%s", name, "");
@@ -348,6 +413,9 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	strip_comment(v);
 	if (p->channel)
 		return channel_entry(p, section, name, v);
+	if (p->limit)
+		return apply_key(p, limit_keys, WQ__ARRAY_LEN(limit_keys), p->limit, section, name,
+				 v);
 	if (strcmp(section, "retention") == 0)
 		return apply_key(p, retention_keys, WQ__ARRAY_LEN(retention_keys), p->cfg, section,
 				 name, v);
@@ -427,6 +495,10 @@ static int prescan(struct parse *p, const char *text)
 				if (!add_kind(p, sec + 5))
 					return line;
 				p->cfg->kinds[p->cfg->nkinds - 1].line = line;
+			} else if (is_limits_section(sec)) {
+				if (!add_limit(p, sec))
+					return line;
+				p->cfg->limits[p->cfg->nlimits - 1].line = line;
 			} else if (strncmp(sec, "channel.", 8) == 0) {
 				if (!add_channel(p, sec + 8))
 					return line;
@@ -434,7 +506,7 @@ static int prescan(struct parse *p, const char *text)
 				p->cfg->channels[channel - 1].line = line;
 			} else {
 				fail(p, WQ_ECONFIG, "unknown section [%s] (expected [worker], [retention], "
-				     "[kind.NAME] or [channel.NAME])",
+				     "[kind.NAME], [channel.NAME] or [limits[.TENANT]])",
 				     sec, "");
 				return line;
 			}
@@ -580,6 +652,7 @@ void wq_config_free(wq_config *cfg)
 	for (size_t i = 0; i < cfg->nkinds; i++)
 		wq__argv_free(cfg->kinds[i].argv);
 	free(cfg->kinds);
+	free(cfg->limits);
 	for (size_t i = 0; i < cfg->nchannels; i++) {
 		free(cfg->channels[i].url);
 		wq__argv_free(cfg->channels[i].argv);

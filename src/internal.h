@@ -111,6 +111,12 @@ wq_rc wq__check_kind(const char *kind, wq_error *err);
 wq_rc wq__enqueue_check(const wq_enqueue_opts *o, size_t payload_len, char **notify,
 			wq_error *err);
 
+/* ---- lock.c (issue 10) ---- */
+
+/* WQ_EINVAL unless a turn lock key is 1..WQ_KEY_MAX bytes of valid UTF-8 without
+ * control characters. */
+wq_rc wq__check_lock_key(const char *key, wq_error *err);
+
 /* ---- priority (task.c) ---- */
 
 /* Each priority point is a head start of this much waiting time: strict priority among
@@ -134,6 +140,18 @@ struct wq__kind_config {
 	enum wq__on_interrupt on_interrupt;
 	int line;               /* of its section header, for messages */
 };
+
+/* [limits] (tenant "" here: every tenant without a section of its own) and
+ * [limits.TENANT] (issue 10): enforced by enqueue per (tenant, scope). */
+struct wq__limit_config {
+	char tenant[WQ_NAME_MAX + 1];
+	int named;       /* 1: [limits.TENANT], 0: [limits] */
+	int max_active;  /* pending + running tasks per (tenant, scope); 0 = no limit */
+	int line;
+};
+
+/* The limits that apply to `tenant`: its own section, else [limits], else NULL. */
+const struct wq__limit_config *wq__config_limits(const wq_config *cfg, const char *tenant);
 
 /* [channel.NAME] (SPEC §8): where `webhook:NAME` / `command:NAME` deliveries go. */
 enum wq__channel_type { WQ__CHANNEL_WEBHOOK = 1, WQ__CHANNEL_COMMAND = 2 };
@@ -170,6 +188,9 @@ struct wq_config {
 	struct wq__channel_config *channels;
 	size_t nchannels;
 	int64_t schedule_lease;    /* schedules' owner lease; default 10 * heartbeat (issue 12) */
+	/* [limits] and [limits.TENANT] (issue 10), in file order */
+	struct wq__limit_config *limits;
+	size_t nlimits;
 };
 
 /* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside

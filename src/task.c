@@ -6,6 +6,7 @@
 #include "store/evidence.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,12 +137,25 @@ static wq_rc check_key(const char *key, wq_error *err)
 	return wq__check_utf8("operation key", key, err);
 }
 
+/* [limits] of o->limits for the task's tenant (issue 10): into t, with the section's name. */
+static void enqueue_limits(const wq_enqueue_opts *o, struct wq__new_task *t, char *sec,
+			   size_t secsz)
+{
+	const struct wq__limit_config *l = wq__config_limits(o->limits, t->tenant);
+
+	if (!l || l->max_active <= 0)
+		return;
+	snprintf(sec, secsz, l->named ? "limits.%s" : "limits", l->tenant);
+	t->max_active = l->max_active;
+	t->limit_section = sec;
+}
+
 wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error *err)
 {
 	const char *payload = o && o->payload ? o->payload : "{}";
 	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
 	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], fp_legacy[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
-	char *notify = NULL;
+	char *notify = NULL, limit_section[WQ_NAME_MAX + 8];
 	struct wq__new_task t;
 	struct wq__enqueued_row row;
 	int version, have_legacy = 0;
@@ -152,6 +166,8 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	if ((rc = check_enqueue(o, len, err)) != WQ_OK)
 		return rc;
 	if (o->key && (rc = check_key(o->key, err)) != WQ_OK)
+		return rc;
+	if (o->lock && (rc = wq__check_lock_key(o->lock, err)) != WQ_OK)
 		return rc;
 	version = o->payload_version ? o->payload_version : 1;
 	/* also the JSON validation, with the error's position */
@@ -184,6 +200,8 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	t.due_at = o->due_at ? o->due_at : t.now;
 	t.order_at = t.due_at - (int64_t)o->priority * WQ__PRIORITY_STEP_US;
 	t.max_attempts = o->max_attempts ? o->max_attempts : 3;
+	t.lock = o->lock;
+	enqueue_limits(o, &t, limit_section, sizeof limit_section);
 
 	memset(&row, 0, sizeof row);
 	rc = WQ__STORE(db, enqueue, &t, &row, err);

@@ -48,6 +48,12 @@ static const char *postgres_text(int id)
 		return "SELECT lastval()";
 	case SQL_PRUNE_FLOOR: /* identities never go back */
 		return "SELECT 1";
+	/* limits (issue 10): READ COMMITTED lets two enqueues count the same tasks; a
+	 * transaction lock per (tenant, scope) makes the second count after the first
+	 * committed. */
+	case SQL_LIMIT_LOCK:
+		return "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST($1 AS text), "
+		       "7710))) AS l";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

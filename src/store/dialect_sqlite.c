@@ -52,6 +52,9 @@ static const char *sqlite_text(int id)
 		       " UNION ALL " WQ__FLOOR("events") " UNION ALL " WQ__FLOOR("deliveries")
 		       " UNION ALL " WQ__FLOOR("inbox") ") WHERE true ON CONFLICT (tbl) "
 		       "DO UPDATE SET id = max(id_floor.id, excluded.id)";
+	/* limits (issue 10): BEGIN IMMEDIATE serialises every writer already */
+	case SQL_LIMIT_LOCK:
+		return "SELECT length($1)";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -195,6 +195,17 @@ extern const size_t wq__task_ncols;
  * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
 wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err);
+/* op_lock.c (issue 10): within claim(), take the key of each newly claimed task
+ * (WQ_EBUSY when one was taken concurrently: the claim rolls back); within finish() and
+ * recovery, release the attempt's key. Both record their event on the task. */
+wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const char *instance,
+		     int64_t now, wq_error *err);
+wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const char *instance,
+		     const char *reason, int64_t now, wq_error *err);
+
+/* op_limit.c (issue 10): within enqueue, before a new task row: WQ_ELIMIT when its
+ * (tenant, scope) has t->max_active pending + running tasks already. */
+wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_error *err);
 
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
@@ -210,7 +221,10 @@ wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 	/* schedules (issue 12) */                                                         \
 	X(schedule_add) X(schedule_list) X(schedule_get) X(schedule_events)                  \
 	X(schedule_pause) X(schedule_rm) X(schedule_lease) X(schedule_release)               \
-	X(schedule_fire)
+	X(schedule_fire)                                                                    \
+	/* turn locks, paused kinds (issue 10) */                                            \
+	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
+	X(kinds_paused)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

@@ -43,6 +43,7 @@ static wq_rc push_claimed(const struct wq__row *r, void *ctx)
 	payload = wq__text(r, 8, &len);
 	x->order_at = wq__i64(r, 9);
 	x->c.keyed = wq__int(r, 10);
+	wq__str(r, 11, x->c.lock, sizeof(x->c.lock));
 	if (!(x->c.payload = malloc(len + 1)))
 		return WQ_ENOMEM;
 	if (len)
@@ -158,6 +159,9 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 			return rc;
 		rc = wq__eventf(s, x->c.id, req->now, x->c.attempt, "claimed", req->instance, err,
 				"as", x->c.id, x->c.attempt, "instance", req->instance, WQ_NAME_MAX);
+		if (rc)
+			return rc;
+		rc = wq__locks_take(s, &x->c, req->instance, req->now, err); /* issue 10 */
 		if (rc)
 			return rc;
 	}
@@ -418,6 +422,10 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 		return rc;
 	rc = finish_event(s, o, oe->name, in->kind != o->kind ? wq__finish_text(in->kind) : NULL,
 			  err);
+	/* A task's turn lock ends with its attempt, in the transaction recording it. */
+	if (!rc)
+		rc = wq__locks_drop(s, o->task_id, o->attempt, o->instance,
+				    wq__finish_text(o->kind), o->now, err);
 	if (!rc && o->kind == WQ__FINISH_RETRY)
 		rc = wq__notify(s, err);
 	/* SPEC §8: the deliveries in the transaction that stores the result; a discarded
@@ -504,6 +512,9 @@ wq_rc wq__interrupt(struct wq__store *s, int id, const struct wq__arg *a, int n,
 					"asSS", x->id, x->attempt, "reason", reason, WQ_REASON_MAX,
 					"reason_detail", oe.note, WQ_DETAIL_MAX, "effect", oe.name,
 					WQ_EFFECT_NAME_MAX);
+		/* The task no longer runs: its key is free again (issue 10). */
+		if (!rc)
+			rc = wq__locks_drop(s, x->id, x->attempt, x->instance, reason, now, err);
 	}
 	if (!rc)
 		*count = (int)cnt;

@@ -137,6 +137,9 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc || q->found)
 			return rc ? rc : enqueue_existing(s, q, err);
 	}
+	rc = wq__limit_check(s, t, err); /* issue 10: only new tasks count against it */
+	if (rc)
+		return rc;
 	rc = wq__insert(s, SQL_TASK_INSERT,
 			WQ__ARGS(WQ__AT(t->kind), WQ__AT(t->tenant), WQ__AT(t->scope),
 				 WQ__AT(t->operation), WQ__AT(q->payload), WQ__AI(t->payload_len),
@@ -165,6 +168,10 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 			t->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",
 			(int64_t)t->payload_version, "max_attempts", (int64_t)t->max_attempts,
 			"fingerprint", t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+	/* Turn lock key (issue 10): what the claim's FIFO-per-key rule reads. */
+	if (!rc && t->lock)
+		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
+			     "set lock key", err);
 	if (!rc && t->due_at <= t->now)
 		rc = wq__notify(s, err);
 	q->row.id = q->id;

@@ -203,7 +203,21 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "  count bigint NOT NULL DEFAULT 1,\n"
 	 "  instance text NOT NULL DEFAULT ''\n"
 	 ");\n"
-	 "CREATE INDEX schedule_events_schedule ON schedule_events (schedule_id, id);\n"},
+	 "CREATE INDEX schedule_events_schedule ON schedule_events (schedule_id, id);\n"
+	 /* Turn locks and paused kinds (issue 10): as in schema_sqlite.c. */
+	 "-- turn locks, paused kinds (issue 10)\n"
+	 "ALTER TABLE tasks ADD COLUMN lock_key text NOT NULL DEFAULT '';\n"
+	 "CREATE INDEX tasks_lock ON tasks (lock_key, state, order_at, id);\n"
+	 "CREATE TABLE locks (\n"
+	 "  key text PRIMARY KEY,\n"
+	 "  holder text NOT NULL,\n"
+	 "  task_id bigint NOT NULL DEFAULT 0,\n"
+	 "  attempt integer NOT NULL DEFAULT 0,\n"
+	 "  acquired_at bigint NOT NULL,\n"
+	 "  expires_at bigint NOT NULL\n"
+	 ");\n"
+	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
+	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -221,7 +221,25 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "  count INTEGER NOT NULL DEFAULT 1,\n"
 	 "  instance TEXT NOT NULL DEFAULT ''\n"
 	 ");\n"
-	 "CREATE INDEX schedule_events_schedule ON schedule_events (schedule_id, id);\n"},
+	 "CREATE INDEX schedule_events_schedule ON schedule_events (schedule_id, id);\n"
+	 /* Turn locks and paused kinds (issue 10; op_lock.c): a task's lock key; one row
+	  * per held key (the primary key is the arbiter: at most one holder), a task's
+	  * hold has task_id/attempt and expires_at 0, an external lease task_id 0 and its
+	  * expiry; paused kinds are not claimed. */
+	 "-- turn locks, paused kinds (issue 10)\n"
+	 "ALTER TABLE tasks ADD COLUMN lock_key TEXT NOT NULL DEFAULT '';\n"
+	 "CREATE INDEX tasks_lock ON tasks (lock_key, state, order_at, id);\n"
+	 "CREATE TABLE locks (\n"
+	 "  key TEXT PRIMARY KEY,\n"
+	 "  holder TEXT NOT NULL,\n"
+	 "  task_id INTEGER NOT NULL DEFAULT 0,\n"
+	 "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+	 "  acquired_at INTEGER NOT NULL,\n"
+	 "  expires_at INTEGER NOT NULL\n"
+	 ") WITHOUT ROWID;\n"
+	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
+	 "CREATE TABLE paused_kinds (kind TEXT PRIMARY KEY, paused_at INTEGER NOT NULL) "
+	 "WITHOUT ROWID;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -39,7 +39,7 @@
 /* The columns claim hands out, in the order op_claim.c reads them. */
 #define WQ__CLAIM_COLUMNS                                                                  \
 	"id, attempt, kind, tenant, scope, operation, payload_version, max_attempts, "        \
-	"payload, order_at, keyed"
+	"payload, order_at, keyed, lock_key"
 
 #define WQ__INSTANCE_COLUMNS "id, host, host_id, pid, proc_start, started_at, heartbeat_at"
 
@@ -63,6 +63,18 @@
 #define WQ__PRUNABLE                                                                       \
 	WQ__TERMINAL " AND finished_at < $1 AND NOT EXISTS (SELECT 1 FROM deliveries d "    \
 		     "WHERE d.task_id = tasks.id AND d.state IN ('pending', 'sending'))"
+/* Turn locks, paused kinds (issue 10): a pending task p (due, of a kind the worker runs)
+ * is claimable only when its kind is not paused and, with a lock key, the key is free (no
+ * row, or an external lease that expired by `now`) and p is the oldest due pending task
+ * of its key, whatever its kind (FIFO within a key: one per key in any batch). */
+#define WQ__CLAIMABLE(now)                                                                 \
+	" AND p.kind NOT IN (SELECT kind FROM paused_kinds) AND (p.lock_key = '' OR (NOT "  \
+	"EXISTS (SELECT 1 FROM locks l WHERE l.key = p.lock_key AND (l.expires_at = 0 OR "  \
+	"l.expires_at > " now ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.lock_key = " \
+	"p.lock_key AND o.state = 'pending' AND o.due_at <= " now " AND (o.order_at < "     \
+	"p.order_at OR (o.order_at = p.order_at AND o.id < p.id)))))"
+
+#define WQ__LOCK_COLUMNS "key, holder, task_id, attempt, acquired_at, expires_at"
 
 #define WQ__SQL_STATEMENTS(X)                                                               \
 	/* ---- schema (op_schema.c) ---- */                                                \
@@ -107,8 +119,10 @@
 	/* An uncertain effect is never decided by the on_interrupt=retry policy. */        \
 	X(SQL_INTERRUPTED_OF_KIND, "SELECT id FROM tasks WHERE state = 'interrupted' AND "  \
 	  "kind = $1 AND reason <> 'uncertain-effect' ORDER BY id LIMIT $2")                \
+	/* a paused kind's tasks are not due for anyone (issue 10) */                        \
 	X(SQL_NEXT_DUE, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "    \
-	  "AND kind IN " D_TEXTS("$1") "), CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE "    \
+	  "AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind FROM paused_kinds)), " \
+	  "CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE "                                    \
 	  "state = 'running') THEN 1 ELSE 0 END")                                           \
 	/* The operation identity is claimed by the unique index, never by a read first. */ \
 	X(SQL_OP_INSERT, "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "  \
@@ -124,8 +138,8 @@
 	  "AND t.operation = o.key WHERE o.tenant = $1 AND o.scope = $2 AND o.key = $3 "    \
 	  "AND (CAST($4 AS text) IS NULL OR o.kind = $4) ORDER BY o.kind LIMIT 9")          \
 	/* ---- claim, finish (op_claim.c) ---- */                                          \
-	X(SQL_CLAIM_PROBE, "SELECT 1 FROM tasks WHERE state = 'pending' AND due_at <= $1 "  \
-	  "AND kind IN " D_TEXTS("$2") " LIMIT 1")                                          \
+	X(SQL_CLAIM_PROBE, "SELECT 1 FROM tasks p WHERE p.state = 'pending' AND p.due_at "  \
+	  "<= $1 AND p.kind IN " D_TEXTS("$2") WQ__CLAIMABLE("$1") " LIMIT 1")              \
 	/* an instance declared lost (its row deleted) can no longer claim */               \
 	/* $5: {"kind": limit} of the kinds whose max_attempts overrides the task's */      \
 	X(SQL_CLAIM, "UPDATE tasks SET state = 'running', attempt = attempt + 1, "          \
@@ -134,6 +148,10 @@
 	  "coalesce(retry_base + " D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE " \
 	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
 		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
+	  "coalesce(" D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE "             \
+	  D_PICK("SELECT p.id FROM tasks p WHERE p.state = 'pending' AND p.due_at <= $2 "   \
+		 "AND p.kind IN " D_TEXTS("$3") WQ__CLAIMABLE("$2") " ORDER BY p.order_at, " \
+		 "p.id LIMIT $4" D_SKIP_LOCKED)                                              \
 	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
 	  "WHERE id = $1) RETURNING " WQ__CLAIM_COLUMNS)                                    \
 	/* the tasks that claims with a lost COMMIT answer took ($2: their times) */        \
@@ -334,7 +352,37 @@
 	X(SQL_SCHED_ADVANCE, "UPDATE schedules SET next_slot = $2, last_slot = $3, "        \
 	  "last_task = $4 WHERE id = $1")                                                    \
 	X(SQL_SCHED_EVENT, "INSERT INTO schedule_events (schedule_id, at, slot, type, "     \
-	  "task_id, count, instance) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+	  "task_id, count, instance) VALUES ($1, $2, $3, $4, $5, $6, $7)")                  \
+	/* ---- turn locks, paused kinds (issue 10; op_lock.c) ---- */                      \
+	X(SQL_TASK_SET_LOCK, "UPDATE tasks SET lock_key = $2 WHERE id = $1")                \
+	/* The primary key is the arbiter: a held key (a task's hold, a live lease) is      \
+	 * taken over only once expired; the same external holder renews its own lease.     \
+	 * $1 key, $2 holder, $3 task id (0: external), $4 attempt, $5 now, $6 expiry. */    \
+	X(SQL_LOCK_TAKE, "INSERT INTO locks (" WQ__LOCK_COLUMNS ") VALUES ($1, $2, $3, "    \
+	  "$4, $5, $6) ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, task_id = " \
+	  "excluded.task_id, attempt = excluded.attempt, acquired_at = excluded."           \
+	  "acquired_at, expires_at = excluded.expires_at WHERE (locks.expires_at <> 0 AND "  \
+	  "locks.expires_at <= excluded.acquired_at) OR (locks.task_id = 0 AND "            \
+	  "excluded.task_id = 0 AND locks.holder = excluded.holder)")                       \
+	X(SQL_LOCK_DROP_TASK, "DELETE FROM locks WHERE task_id = $1 AND attempt = $2 "      \
+	  "RETURNING key")                                                                  \
+	X(SQL_LOCK_RELEASE, "DELETE FROM locks WHERE key = $1 AND holder = $2 AND "         \
+	  "task_id = 0")                                                                    \
+	X(SQL_LOCK_RENEW, "UPDATE locks SET expires_at = $4 WHERE key = $1 AND holder = "   \
+	  "$2 AND task_id = 0 AND expires_at > $3")                                         \
+	X(SQL_LOCK_GET, "SELECT " WQ__LOCK_COLUMNS " FROM locks WHERE key = $1 AND "        \
+	  "(expires_at = 0 OR expires_at > $2)")                                            \
+	X(SQL_LOCK_LIST, "SELECT " WQ__LOCK_COLUMNS " FROM locks WHERE expires_at = 0 OR "  \
+	  "expires_at > $1 ORDER BY key")                                                   \
+	X(SQL_KIND_PAUSE, "INSERT INTO paused_kinds (kind, paused_at) VALUES ($1, $2) ON "  \
+	  "CONFLICT (kind) DO NOTHING")                                                     \
+	X(SQL_KIND_RESUME, "DELETE FROM paused_kinds WHERE kind = $1")                      \
+	X(SQL_KINDS_PAUSED, "SELECT kind, paused_at FROM paused_kinds ORDER BY kind")      \
+	/* ---- limits (issue 10; op_limit.c) ---- */                                       \
+	/* serialises enqueues of one (tenant, scope) ($1) until the transaction ends */    \
+	X(SQL_LIMIT_LOCK, NULL)                                                             \
+	X(SQL_ACTIVE_COUNT, "SELECT count(*) FROM tasks WHERE tenant = $1 AND scope = $2 "  \
+	  "AND state IN ('pending', 'running')")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -42,6 +42,12 @@ struct wq__new_task {
 	const char *fingerprint_legacy; /* hex, or NULL: wq__fingerprint_legacy; a replay also matches it */
 	const char *notify;      /* JSON array of channel strings ("inbox:alice"), or NULL */
 	int64_t now;
+	const char *lock;        /* turn lock key (issue 10), or NULL */
+	/* [limits] (issue 10): at most max_active pending + running tasks per (tenant,
+	 * scope), counted in the enqueue's transaction (0: no limit); limit_section names
+	 * where it was configured ("limits" or "limits.TENANT"), for the message. */
+	int max_active;
+	const char *limit_section;
 };
 
 /* What enqueue() did. */
@@ -102,6 +108,7 @@ struct wq__claimed {
 	int max_attempts;
 	char *payload; /* malloc'd, NUL-terminated */
 	size_t payload_len;
+	char lock[WQ_KEY_MAX + 1]; /* turn lock key held by this attempt, "" for none */
 };
 
 struct wq__claim_req {
@@ -466,6 +473,30 @@ struct wq__store_methods {
 	 * op_schedule.c); *fired: tasks enqueued; *next_due as for schedule_lease. */
 	wq_rc (*schedule_fire)(struct wq__store *s, const char *instance, int64_t now,
 			       int64_t grace, int *fired, int64_t *next_due, wq_error *err);
+	/* --- turn locks, paused kinds (issue 10; op_lock.c) ---
+	 * claim() takes a pending task with a lock key only when the key is free and the
+	 * task is the oldest due pending task of its key; in the claim's transaction it
+	 * inserts the key's row (the primary key is the arbiter; a conflict rolls the claim
+	 * back: WQ_EBUSY) and records `lock-acquired`. finish() and recovery (instance_reap,
+	 * reap_orphans) delete the attempt's row in their transaction (`lock-released`).
+	 * claim() never takes a task of a paused kind. */
+
+	/* An external lease until expires_at (> now); the same holder renews. WQ_ELIMIT
+	 * when held by another (*out: that hold); *out: the lease on success. */
+	wq_rc (*lock_acquire)(struct wq__store *s, const char *key, const char *holder,
+			      int64_t now, int64_t expires_at, wq_lock *out, wq_error *err);
+	/* WQ_ENOTFOUND when `holder` holds no unexpired lease of key. */
+	wq_rc (*lock_renew)(struct wq__store *s, const char *key, const char *holder,
+			    int64_t now, int64_t expires_at, wq_lock *out, wq_error *err);
+	/* WQ_ENOTFOUND when `holder` has no lease row of key. */
+	wq_rc (*lock_release)(struct wq__store *s, const char *key, const char *holder,
+			      wq_error *err);
+	wq_rc (*lock_list)(struct wq__store *s, int64_t now, wq_lock **out, size_t *n,
+			   wq_error *err);
+	wq_rc (*kind_pause)(struct wq__store *s, const char *kind, int paused, int64_t now,
+			    wq_error *err);
+	wq_rc (*kinds_paused)(struct wq__store *s, wq_kind_pause **out, size_t *n,
+			      wq_error *err);
 };
 
 /* The backends compiled in. */

@@ -944,6 +944,184 @@ static void schedule_catch_up_and_overlap(void **state)
 	assert_int_equal(event_count(f, "none", "skipped-missed"), 4 + 3);
 }
 
+/* ---- turn locks, paused kinds (issue 10) ---- */
+
+/* A pending task of kind k with lock key `lock` (NULL: none), due a microsecond after the
+ * previous one (FIFO by enqueue). */
+static int64_t enqueue_locked(struct fx *f, const char *lock)
+{
+	struct wq__new_task t;
+	struct wq__enqueued_row row;
+	char op[32];
+	wq_error e;
+
+	f->now++;
+	snprintf(op, sizeof(op), "op_%" PRId64, f->now);
+	memset(&t, 0, sizeof(t));
+	t.kind = "k";
+	t.tenant = t.scope = "";
+	t.operation = op;
+	t.payload = "{}";
+	t.payload_len = 2;
+	t.payload_version = 1;
+	t.payload_sha256 = t.fingerprint = FP;
+	t.due_at = t.order_at = t.now = f->now;
+	t.max_attempts = 3;
+	t.lock = lock;
+	memset(&row, 0, sizeof(row));
+	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
+	return row.id;
+}
+
+/* Claims up to 10 for inst; the claimed ids in ids[] (ascending), their count returned. */
+static size_t claim_ids(struct fx *f, const char *inst, int64_t *ids, struct wq__claimed *all)
+{
+	static const char *const kinds[] = {"k"};
+	struct wq__claim_req req = {inst, kinds, 1, 10, f->now, NULL};
+	struct wq__claimed *out = NULL;
+	size_t n = 0, i;
+	wq_error e;
+
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++) {
+		ids[i] = out[i].id;
+		if (all) {
+			all[i] = out[i];
+			all[i].payload = NULL;
+		}
+		free(out[i].payload);
+	}
+	free(out);
+	return n;
+}
+
+/* The claim rule: per key only the oldest due task, only while the key is free; other
+ * keys and unlocked tasks are claimed freely in the same batch; a finish frees the key
+ * for the next task of it (FIFO), recorded as lock-acquired / lock-released. */
+static void claim_takes_oldest_task_of_a_free_key(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c[10];
+	struct wq__outcome o;
+	wq_lock held;
+	int64_t a1, a2, a3, b1, u, ids[10];
+	wq_error e;
+
+	instance(f, "w1");
+	instance(f, "w2");
+	a1 = enqueue_locked(f, "A");
+	a2 = enqueue_locked(f, "A");
+	a3 = enqueue_locked(f, "A");
+	b1 = enqueue_locked(f, "B");
+	u = enqueue_locked(f, NULL);
+	assert_int_equal(claim_ids(f, "w1", ids, c), 3);
+	assert_true(ids[0] == a1 && ids[1] == b1 && ids[2] == u);
+	assert_string_equal(c[0].lock, "A");
+	assert_string_equal(c[2].lock, "");
+	assert_int_equal(claim_ids(f, "w2", ids, NULL), 0); /* A and B are held */
+	/* a task's hold is visible, and no lease can take it */
+	f->now++;
+	assert_int_equal(M->lock_acquire(f->s, "A", "chat", f->now, f->now + 1000, &held, &e),
+			 WQ_ELIMIT);
+	assert_true(held.task_id == a1);
+	assert_int_equal(held.expires_at, 0);
+	o = succeeded(&c[0], "w1", f->now);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(events_of(f, a1, "lock-acquired", NULL), 1);
+	assert_int_equal(events_of(f, a1, "lock-released", NULL), 1);
+	assert_int_equal(claim_ids(f, "w2", ids, NULL), 1);
+	assert_true(ids[0] == a2); /* not a3: FIFO within the key */
+	(void)a3;
+}
+
+/* An external lease holds its key until it is released or expires; the same holder
+ * renews; another is refused with the holder and expiry. */
+static void lease_blocks_key_until_released_or_expired(void **state)
+{
+	struct fx *f = *state;
+	wq_lock held;
+	wq_lock *all = NULL;
+	size_t n = 0;
+	int64_t t1, t2, ids[10], t0;
+	wq_error e;
+
+	instance(f, "w1");
+	t0 = f->now;
+	assert_int_equal(M->lock_acquire(f->s, "C", "chat", t0, t0 + 100, &held, &e), WQ_OK);
+	assert_string_equal(held.holder, "chat");
+	t1 = enqueue_locked(f, "C");
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
+	assert_int_equal(M->lock_acquire(f->s, "C", "other", t0 + 50, t0 + 500, &held, &e),
+			 WQ_ELIMIT);
+	assert_string_equal(held.holder, "chat");
+	assert_true(held.expires_at == t0 + 100);
+	assert_int_equal(M->lock_renew(f->s, "C", "chat", t0 + 50, t0 + 200, &held, &e), WQ_OK);
+	assert_int_equal(M->lock_renew(f->s, "C", "other", t0 + 50, t0 + 200, NULL, &e),
+			 WQ_ENOTFOUND);
+	assert_int_equal(M->lock_release(f->s, "C", "chat", &e), WQ_OK);
+	assert_int_equal(M->lock_release(f->s, "C", "chat", &e), WQ_ENOTFOUND);
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+	assert_true(ids[0] == t1);
+	/* a lease never released: its key is free once it expired */
+	assert_int_equal(M->lock_acquire(f->s, "D", "gone", f->now, f->now + 100, NULL, &e),
+			 WQ_OK);
+	t2 = enqueue_locked(f, "D");
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
+	assert_int_equal(M->lock_list(f->s, f->now, &all, &n, &e), WQ_OK);
+	assert_int_equal(n, 2); /* C by task t1, D by "gone" */
+	free(all);
+	f->now = t0 + 1000;
+	assert_int_equal(M->lock_list(f->s, f->now, &all, &n, &e), WQ_OK);
+	assert_int_equal(n, 1); /* the expired lease is not listed */
+	free(all);
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+	assert_true(ids[0] == t2);
+}
+
+/* Recovery interrupts a lost worker's task and frees its key in the same transaction:
+ * the next task of the key can run. */
+static void reap_frees_the_key(void **state)
+{
+	struct fx *f = *state;
+	int64_t a1, a2, ids[10];
+	int count = 0;
+	wq_error e;
+
+	instance(f, "w1");
+	a1 = enqueue_locked(f, "A");
+	a2 = enqueue_locked(f, "A");
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+	assert_int_equal(M->instance_reap(f->s, "w1", T0, "worker-lost", f->now, &count, &e),
+			 WQ_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(events_of(f, a1, "lock-released", NULL), 1);
+	instance(f, "w2");
+	assert_int_equal(claim_ids(f, "w2", ids, NULL), 1);
+	assert_true(ids[0] == a2);
+}
+
+/* A paused kind is not claimed; resumed, it is. */
+static void paused_kind_is_not_claimed(void **state)
+{
+	struct fx *f = *state;
+	wq_kind_pause *p = NULL;
+	size_t n = 0;
+	int64_t ids[10];
+	wq_error e;
+
+	instance(f, "w1");
+	enqueue_locked(f, NULL);
+	assert_int_equal(M->kind_pause(f->s, "k", 1, f->now, &e), WQ_OK);
+	assert_int_equal(M->kind_pause(f->s, "k", 1, f->now, &e), WQ_OK);
+	assert_int_equal(M->kinds_paused(f->s, &p, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(p[0].kind, "k");
+	free(p);
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
+	assert_int_equal(M->kind_pause(f->s, "k", 0, f->now, &e), WQ_OK);
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -969,6 +1147,13 @@ int main(int argc, char **argv)
 		/* schedules (issue 12) */
 		cmocka_unit_test_setup_teardown(schedule_lease_and_fire_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(schedule_catch_up_and_overlap, setup, teardown),
+		/* turn locks, paused kinds (issue 10) */
+		cmocka_unit_test_setup_teardown(claim_takes_oldest_task_of_a_free_key, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_blocks_key_until_released_or_expired, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
