@@ -146,9 +146,6 @@
 	  "instance = $1, started_at = $2, updated_at = $2, cancel_requested = 0, "         \
 	  "reason = '', reason_detail = '', uncertain_effect = '', max_attempts = "         \
 	  "coalesce(retry_base + " D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE " \
-	  D_PICK("SELECT id FROM tasks WHERE state = 'pending' AND due_at <= $2 AND kind "  \
-		 "IN " D_TEXTS("$3") " ORDER BY order_at, id LIMIT $4" D_SKIP_LOCKED)       \
-	  "coalesce(" D_MEMBER_INT("$5", "tasks.kind") ", max_attempts) WHERE "             \
 	  D_PICK("SELECT p.id FROM tasks p WHERE p.state = 'pending' AND p.due_at <= $2 "   \
 		 "AND p.kind IN " D_TEXTS("$3") WQ__CLAIMABLE("$2") " ORDER BY p.order_at, " \
 		 "p.id LIMIT $4" D_SKIP_LOCKED)                                              \
