@@ -710,6 +710,86 @@ typedef struct wq_kind_pause {
 wq_rc wq_kind_set_paused(wq_db *db, const char *kind, int paused, wq_error *err);
 /* The paused kinds by name; *out freed with wq_free(). */
 wq_rc wq_kinds_paused(wq_db *db, wq_kind_pause **out, size_t *n, wq_error *err);
+/* ------------------------------------------------------ in-process handlers ---- */
+
+/*
+ * A kind can be handled by a C function of the program that runs the worker instead of a
+ * command. The function runs on one of the worker's own threads (`concurrency` of them,
+ * apart from libuv's pool), never on the thread of wq_worker_run; it gets a job context
+ * and returns an outcome, with the same meaning as a command handler's exit status.
+ * Everything in the job context is valid until the handler returns; no wq_job_* function
+ * may be called after that.
+ */
+typedef struct wq_job wq_job;
+
+typedef enum {
+	WQ_JOB_SUCCEEDED = 0, /* exit 0: the result (wq_job_set_result) is stored */
+	WQ_JOB_DISCARDED = 1, /* exit 3: handled, nothing to deliver (outcome `discarded`) */
+	WQ_JOB_RETRY = 2,     /* exit 75: retryable failure (backoff, while attempts remain) */
+	WQ_JOB_FAIL = 3,      /* any other exit: permanent failure */
+	WQ_JOB_CANCELLED = 4, /* "I stopped before any effect": after a cancel request the task
+			       * ends `cancelled` (`interrupted` when an effect is open); after
+			       * any other stop, or none, it counts as RETRY */
+} wq_job_result;
+
+/* Why wq_job_cancelled() says stop (0: go on). */
+typedef enum {
+	WQ_JOB_STOP_NONE = 0,
+	WQ_JOB_STOP_CANCEL = 1,        /* `wakeq cancel` of the running task */
+	WQ_JOB_STOP_RUNTIME_LIMIT = 2, /* the kind's timeout passed */
+	WQ_JOB_STOP_DRAIN = 3,         /* the worker drains and drain_timeout passed */
+	WQ_JOB_STOP_LOST = 4,          /* this worker was declared lost: the attempt is not
+					* ours any more */
+} wq_job_stop;
+
+typedef wq_job_result (*wq_job_fn)(wq_job *job, void *userdata);
+
+/*
+ * Registers `fn` as the handler of `kind` (before wq_worker_run). The kind is claimed
+ * whether or not the configuration has a [kind.NAME] section; a section gives its
+ * timeout, max_attempts, backoff and on_interrupt, and must not give a command
+ * (WQ_ECONFIG: a kind is either in-process or a command). WQ_EINVAL for an invalid kind,
+ * a kind registered twice, or a call after wq_worker_run.
+ *
+ * A handler asked to stop (wq_job_cancelled) that has not returned kill_grace later is
+ * recorded `interrupted` with the stop's reason (runtime-limit, drain-deadline, killed for
+ * a cancel, worker-lost), as a command handler that needed SIGKILL would be. Its thread
+ * cannot be killed: the worker starts a replacement thread so that `concurrency`
+ * handlers can still run, and the old thread ends when the handler returns (its outcome
+ * and result are then ignored, its journal calls answer WQ_ESTALE). wq_worker_free waits
+ * for every handler thread to return.
+ */
+wq_rc wq_worker_register(wq_worker *w, const char *kind, wq_job_fn fn, void *userdata,
+			 wq_error *err);
+
+/* The payload (JSON text, not NUL-terminated in general; *len its size). */
+const char *wq_job_payload(const wq_job *job, size_t *len);
+int64_t wq_job_task_id(const wq_job *job);
+int wq_job_attempt(const wq_job *job);            /* 1-based attempt number */
+const char *wq_job_attempt_id(const wq_job *job); /* "<task_id>.<attempt>" */
+const char *wq_job_kind(const wq_job *job);
+const char *wq_job_operation(const wq_job *job);
+const char *wq_job_tenant(const wq_job *job);
+const char *wq_job_scope(const wq_job *job);
+int wq_job_payload_version(const wq_job *job);
+/* The key for outside APIs (as $WAKEQ_IDEMPOTENCY_KEY of a command handler). */
+const char *wq_job_idempotency_key(const wq_job *job);
+/* When the runtime limit passes (µs since the epoch); 0 when the kind has none. */
+int64_t wq_job_deadline(const wq_job *job);
+/* Nonzero (a wq_job_stop) once the handler should stop: poll it between steps. */
+int wq_job_cancelled(const wq_job *job);
+
+/* The effect journal for this attempt: wq_effect_begin / wq_effect_done with the job's
+ * task and attempt, through the worker's store handle (the call waits while the worker's
+ * loop thread runs it). WQ_ESTALE once the attempt no longer owns the task. */
+wq_rc wq_job_effect_begin(wq_job *job, const char *name, wq_effect_status *status,
+			  char **result, wq_error *err);
+wq_rc wq_job_effect_done(wq_job *job, const char *name, const char *result, wq_error *err);
+
+/* The result to store when the handler returns WQ_JOB_SUCCEEDED (copied; a later call
+ * replaces it). Beyond the configured result_max: WQ_ETOOBIG, and a success is recorded
+ * failed `result-too-large`, as for a command handler. */
+wq_rc wq_job_set_result(wq_job *job, const void *bytes, size_t len, wq_error *err);
 
 #ifdef __cplusplus
 }

@@ -276,10 +276,7 @@ static struct wq__kind_config *add_kind(struct parse *p, const char *name)
 	}
 	c->kinds = k;
 	k = &c->kinds[c->nkinds++];
-	memset(k, 0, sizeof *k);
-	wq__strlcpy(k->name, name, sizeof k->name);
-	k->retry_backoff = 1 * WQ__US_PER_S;
-	k->retry_backoff_max = 3600 * WQ__US_PER_S;
+	wq__kind_defaults(k, name);
 	return k;
 }
 
@@ -542,13 +539,9 @@ static wq_rc validate(wq_config *c, wq_error *err)
 		return wq__err(err, WQ_ECONFIG,
 			       "%s: [worker] schedule_lease must be at least twice the heartbeat",
 			       c->path);
-	for (size_t i = 0; i < c->nkinds; i++)
-		if (!c->kinds[i].argv)
-			return wq__err(err, WQ_ECONFIG, "%s:%d: [kind.%s] has no command", c->path,
-				       c->kinds[i].line, c->kinds[i].name);
-	if (c->nkinds == 0)
-		return wq__err(err, WQ_ECONFIG, "%s: no [kind.NAME] section: the worker has nothing to run",
-			       c->path);
+	/* A kind without a command, and a file without kinds, are for a program that
+	 * registers in-process handlers (wq_worker_register): wq_worker_run decides, once
+	 * it knows them (worker.c, inproc_prepare). */
 	if (c->task_retention && c->operation_retention &&
 	    c->operation_retention < c->task_retention)
 		return wq__err(err, WQ_ECONFIG,
@@ -673,6 +666,14 @@ void wq_config_retention(const wq_config *cfg, wq_prune_opts *out)
 {
 	out->task_retention = cfg ? cfg->task_retention : 0;
 	out->operation_retention = cfg ? cfg->operation_retention : 0;
+}
+
+void wq__kind_defaults(struct wq__kind_config *k, const char *name)
+{
+	memset(k, 0, sizeof *k);
+	wq__strlcpy(k->name, name, sizeof k->name);
+	k->retry_backoff = 1 * WQ__US_PER_S;
+	k->retry_backoff_max = 3600 * WQ__US_PER_S;
 }
 
 const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name)

@@ -200,6 +200,9 @@ wq_rc wq__argv_split(const char *line, char ***argv_out, wq_error *err);
 void wq__argv_free(char **argv);
 
 const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name);
+/* A kind's settings when its section sets nothing (also for an in-process kind without a
+ * section). */
+void wq__kind_defaults(struct wq__kind_config *k, const char *name);
 /* The channel [channel.NAME], or NULL. */
 const struct wq__channel_config *wq__config_channel(const wq_config *cfg, const char *name);
 /* The operators' inbox recipient ("operators" unless configured). */

@@ -50,9 +50,14 @@ static void retry_or_fail(const struct wq__run_policy *p, int64_t now, double rn
 static void stopped_by_worker(const struct wq__run_facts *f, const struct wq__run_policy *p,
 			      int64_t now, double rnd, struct wq__decided *d)
 {
-	char how[48], t[32];
+	char how[64], t[32];
 
-	if (f->term_signal)
+	if (f->inproc && f->inproc_abandoned)
+		snprintf(how, sizeof(how), "in-process handler did not return within kill_grace");
+	else if (f->inproc)
+		snprintf(how, sizeof(how), "in-process handler returned %s after the stop",
+			 f->inproc_ret == WQ_JOB_FAIL ? "FAIL" : "RETRY");
+	else if (f->term_signal)
 		snprintf(how, sizeof(how), "signal %d", f->term_signal);
 	else
 		snprintf(how, sizeof(how), "exit %d after SIGTERM", f->exit_status);
@@ -76,6 +81,42 @@ static void stopped_by_worker(const struct wq__run_facts *f, const struct wq__ru
 }
 
 /*
+ * An in-process handler's return value is read as the exit status it stands for
+ * (SUCCEEDED 0, DISCARDED 3, RETRY and CANCELLED 75, FAIL 1), so the table below is the
+ * only one. Two differences: a return value is always the handler's own word (no signal),
+ * and RETRY is not CANCELLED — only CANCELLED promises that no effect happened, so only
+ * it ends a cancel requested while it ran as `cancelled`; RETRY after any stop by the
+ * worker is the "unknown" case (interrupted with the stop's reason). An abandoned handler
+ * is the SIGKILL case.
+ */
+static void inproc_as_exit(const struct wq__run_facts *f, struct wq__run_facts *g)
+{
+	*g = *f;
+	g->term_signal = 0;
+	switch (f->inproc_ret) {
+	case WQ_JOB_SUCCEEDED: g->exit_status = 0; break;
+	case WQ_JOB_DISCARDED: g->exit_status = 3; break;
+	case WQ_JOB_CANCELLED: g->exit_status = 75; break;
+	case WQ_JOB_RETRY:
+		g->exit_status = g->stop == WQ__STOP_CANCEL ? 1 : 75;
+		break;
+	default: g->exit_status = 1; break;
+	}
+	if (f->inproc_abandoned)
+		g->exit_status = -1;
+}
+
+/* The reason of an in-process RETRY/CANCELLED/FAIL that was not stopped by the worker. */
+static const char *inproc_reason(const struct wq__run_facts *f)
+{
+	switch (f->inproc_ret) {
+	case WQ_JOB_RETRY: return "handler-retry";
+	case WQ_JOB_CANCELLED: return "handler-cancelled";
+	default: return "handler-failed";
+	}
+}
+
+/*
  * The handler's own word wins when it gives one, even after the worker asked it to stop:
  * 0 and 3 mean it finished (a result is never thrown away), 75 means it stopped before
  * any effect (→ cancelled after a cancel request, else retry while attempts remain).
@@ -86,9 +127,16 @@ static void stopped_by_worker(const struct wq__run_facts *f, const struct wq__ru
 void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_policy *p,
 			int64_t now, double rnd, struct wq__decided *d)
 {
-	int st = f->exit_status, sig = f->term_signal;
-	int by_us = f->stop != WQ__STOP_NONE || f->timed_out;
+	struct wq__run_facts g;
+	int st, sig, by_us;
 
+	if (f->inproc) {
+		inproc_as_exit(f, &g);
+		f = &g;
+	}
+	st = f->exit_status;
+	sig = f->term_signal;
+	by_us = f->stop != WQ__STOP_NONE || f->timed_out;
 	memset(d, 0, sizeof(*d));
 	d->o.exit_status = sig ? -1 : st;
 	d->o.signal = sig;
@@ -118,11 +166,18 @@ void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_poli
 		if (f->stop == WQ__STOP_CANCEL) {
 			d->o.kind = WQ__FINISH_CANCELLED;
 		} else {
-			snprintf(d->reason, sizeof(d->reason), "exit-75");
+			snprintf(d->reason, sizeof(d->reason), "%s",
+				 f->inproc ? inproc_reason(f) : "exit-75");
 			retry_or_fail(p, now, rnd, d);
 		}
 	} else if (by_us) {
 		stopped_by_worker(f, p, now, rnd, d);
+	} else if (f->inproc && f->inproc_abandoned) { /* not reached: only a stop abandons */
+		d->o.kind = WQ__FINISH_INTERRUPTED;
+		snprintf(d->reason, sizeof(d->reason), "killed");
+	} else if (f->inproc) {
+		d->o.kind = WQ__FINISH_FAILED;
+		snprintf(d->reason, sizeof(d->reason), "%s", inproc_reason(f));
 	} else if (sig) {
 		d->o.kind = WQ__FINISH_INTERRUPTED;
 		snprintf(d->reason, sizeof(d->reason), "killed");
@@ -133,6 +188,8 @@ void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_poli
 		d->o.kind = WQ__FINISH_FAILED;
 		snprintf(d->reason, sizeof(d->reason), "exit-%d", st);
 	}
+	if (f->inproc)
+		d->o.exit_status = -1; /* no process: the attempts row shows none */
 	d->o.reason = d->reason[0] ? d->reason : NULL;
 	d->o.reason_detail = d->detail[0] ? d->detail : NULL;
 }

@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "deliver.h"
 #include "instance.h"
+#include "job.h"
 #include "outcome.h"
 #include "schedule.h"
 #include "spawn.h"
@@ -78,6 +79,20 @@ struct wq__job {
 	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: recorded uncertain-effect */
 	char cancel_effect[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: a cancel recorded
 						     * interrupted (effect left open) */
+
+	/* In-process handlers (see "in-process handlers" below). */
+	const struct wq__inproc_kind *ipk;    /* non-NULL: the kind is handled in-process */
+	struct wq_job *ip;                    /* owned by the pool while it runs; NULL once
+					       * returned or abandoned */
+	uv_timer_t *ip_timer;                 /* runtime limit, then kill_grace after a stop */
+	int ip_timed_out;
+};
+
+/* A kind registered with wq_worker_register. */
+struct wq__inproc_kind {
+	wq_job_fn fn;
+	void *ud;
+	struct wq__kind_config kc; /* its settings when the config has no section for it */
 };
 
 struct wq_worker {
@@ -113,6 +128,9 @@ struct wq_worker {
 	struct wq__job *jobs;
 	int running;
 	struct wq__deliver *dl; /* delivery slots (deliver.c), apart from handler slots */
+	struct wq__inproc_kind *inproc; /* registered kinds (wq_worker_register) */
+	size_t ninproc;
+	struct wq__pool *pool;  /* their threads (pool.c); NULL when none is registered */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
 	/* Store calls failed since the store last took a write (a heartbeat, a claim that
@@ -192,6 +210,8 @@ static void shutdown_now(struct wq_worker *w)
 		w->registered = 0;
 	}
 	wlog(w, "info", "instance %s stopped", w->self.id);
+	wq__pool_close(w->pool); /* only abandoned handlers can still run: their journal
+				  * calls answer WQ_ESTALE */
 	close_if_open((uv_handle_t *)&w->poll);
 	watch_wakeups(w); /* closing: only closes the watch */
 	close_if_open((uv_handle_t *)&w->beat);
@@ -221,6 +241,8 @@ static void stop_event(struct wq_worker *w, struct wq__job *j, const char *why)
 
 static void retry_unrecorded(struct wq_worker *w, int give_up);
 
+static int job_terminate(struct wq_worker *w, struct wq__job *j, wq_job_stop why);
+
 static void kill_rest(struct wq_worker *w)
 {
 	char g[32];
@@ -241,7 +263,7 @@ static void kill_rest(struct wq_worker *w)
 	wlog(w, "warning", "drain: stopping %d handler(s) (SIGTERM, SIGKILL after %s)",
 	     w->running, dur(w->cfg->kill_grace, g, sizeof(g)));
 	for (struct wq__job *j = w->jobs; j; j = j->next) {
-		if (j->sp && wq__spawn_terminate(j->sp, w->cfg->kill_grace)) {
+		if (job_terminate(w, j, WQ_JOB_STOP_DRAIN)) {
 			j->stop = WQ__STOP_DRAIN;
 			stop_event(w, j, "drain-deadline");
 		}
@@ -723,6 +745,311 @@ static void spawn_failed(struct wq__job *j, const char *why, int resources)
 	finish_job(j->w, j, &d.o, NULL);
 }
 
+/* ------------------------------------------------------- in-process handlers ---- */
+
+/*
+ * A kind registered with wq_worker_register runs as a function on the pool's threads
+ * (pool.c) instead of as a command. The loop keeps the same roles as for a spawn: it
+ * starts the attempt, runs its runtime limit, sets the stop flag where a command would
+ * get SIGTERM, and, kill_grace after a stop, records the attempt `interrupted` without
+ * the handler (the SIGKILL case); the pool starts a replacement thread and the old one
+ * frees the job when the handler returns. Outcomes go through outcome.c and finish_job
+ * like a command's.
+ */
+
+static const struct wq__inproc_kind *inproc_find(const struct wq_worker *w, const char *kind)
+{
+	for (size_t i = 0; i < w->ninproc; i++)
+		if (strcmp(w->inproc[i].kc.name, kind) == 0)
+			return &w->inproc[i];
+	return NULL;
+}
+
+wq_rc wq_worker_register(wq_worker *w, const char *kind, wq_job_fn fn, void *userdata,
+			 wq_error *err)
+{
+	const struct wq__kind_config *kc;
+	struct wq__inproc_kind *k;
+	wq_rc rc;
+
+	if (!w || !fn)
+		return wq__err(err, WQ_EINVAL, "wq_worker_register needs a worker and a function");
+	if (w->ran)
+		return wq__err(err, WQ_EINVAL, "wq_worker_register: the worker is already running");
+	if ((rc = wq__check_kind(kind, err)) != WQ_OK)
+		return rc;
+	if (inproc_find(w, kind))
+		return wq__err(err, WQ_EINVAL, "kind %s: an in-process handler is already registered",
+			       kind);
+	kc = wq__config_kind(w->cfg, kind);
+	if (kc && kc->argv)
+		return wq__err(err, WQ_ECONFIG,
+			       "%s:%d: [kind.%s] has a command: a kind is handled either by a "
+			       "command or in-process, not both",
+			       w->cfg->path ? w->cfg->path : "config", kc->line, kind);
+	k = realloc(w->inproc, (w->ninproc + 1) * sizeof(*k));
+	if (!k)
+		return wq__err(err, WQ_ENOMEM, "wq_worker_register: out of memory");
+	w->inproc = k;
+	k = &w->inproc[w->ninproc++];
+	if (kc)
+		k->kc = *kc;
+	else
+		wq__kind_defaults(&k->kc, kind);
+	k->fn = fn;
+	k->ud = userdata;
+	return WQ_OK;
+}
+
+static void on_inproc_done(struct wq_job *job, void *ud);
+
+/*
+ * At wq_worker_run: every configured kind has a command or a registered handler; the
+ * registered kinds without a section join the claimed kinds; the pool starts. The
+ * configuration file no longer refuses a kind without a command (config.c): only here is
+ * it known whether a handler was registered for it.
+ */
+static wq_rc inproc_prepare(struct wq_worker *w, wq_error *err)
+{
+	const char *path = w->cfg->path ? w->cfg->path : "config";
+	size_t n = w->nkinds;
+
+	for (size_t i = 0; i < w->cfg->nkinds; i++) {
+		const struct wq__kind_config *kc = &w->cfg->kinds[i];
+
+		if (!kc->argv && !inproc_find(w, kc->name))
+			return wq__err(err, WQ_ECONFIG,
+				       "%s:%d: [kind.%s] has no command (and no in-process handler "
+				       "is registered for it)",
+				       path, kc->line, kc->name);
+	}
+	for (size_t i = 0; i < w->ninproc; i++)
+		if (!wq__config_kind(w->cfg, w->inproc[i].kc.name))
+			n++;
+	if (n == 0)
+		return wq__err(err, WQ_ECONFIG, "%s: no [kind.NAME] section and no in-process "
+				"handler: the worker has nothing to run", path);
+	if (n > w->nkinds) {
+		const char **k = realloc(w->kinds, n * sizeof(*k));
+		int *m;
+
+		if (k)
+			w->kinds = k;
+		m = k ? realloc(w->kind_max_attempts, n * sizeof(*m)) : NULL;
+		if (!m)
+			return wq__err(err, WQ_ENOMEM, "wq_worker_run: out of memory");
+		w->kind_max_attempts = m;
+		for (size_t i = 0; i < w->ninproc; i++) {
+			if (wq__config_kind(w->cfg, w->inproc[i].kc.name))
+				continue;
+			w->kinds[w->nkinds] = w->inproc[i].kc.name;
+			w->kind_max_attempts[w->nkinds++] = 0;
+		}
+	}
+	if (w->ninproc == 0)
+		return WQ_OK;
+	return wq__pool_new(&w->loop, w->db, w->concurrency, on_inproc_done, w, &w->pool, err);
+}
+
+/* start_job: marks j in-process when its kind is registered; a registered kind without a
+ * section gets the defaults as its settings. */
+static void inproc_bind(struct wq_worker *w, struct wq__job *j)
+{
+	j->ipk = inproc_find(w, j->t.kind);
+	if (j->ipk && !j->kind)
+		j->kind = &j->ipk->kc;
+}
+
+static void free_timer(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void inproc_timer_close(struct wq__job *j)
+{
+	if (!j->ip_timer)
+		return;
+	uv_timer_stop(j->ip_timer);
+	uv_close((uv_handle_t *)j->ip_timer, free_timer);
+	j->ip_timer = NULL;
+}
+
+static void on_inproc_grace(uv_timer_t *t);
+
+/* Sets the handler's stop flag (the SIGTERM of a command) and gives it kill_grace. 1 when
+ * this call started the stop. */
+static int inproc_stop(struct wq_worker *w, struct wq__job *j, wq_job_stop why)
+{
+	int none = WQ_JOB_STOP_NONE;
+
+	if (!j->ip || !atomic_compare_exchange_strong(&j->ip->stop, &none, (int)why))
+		return 0;
+	if (j->ip_timer)
+		uv_timer_start(j->ip_timer, on_inproc_grace, ms_of(w->cfg->kill_grace), 0);
+	return 1;
+}
+
+/* Stops j's handler, a command (SIGTERM, SIGKILL after kill_grace) or in-process (the
+ * flag, abandoned after kill_grace). 1 when this call started the stop. */
+static int job_terminate(struct wq_worker *w, struct wq__job *j, wq_job_stop why)
+{
+	if (j->ip)
+		return inproc_stop(w, j, why);
+	return j->sp ? wq__spawn_terminate(j->sp, w->cfg->kill_grace) : 0;
+}
+
+static void on_inproc_timeout(uv_timer_t *t)
+{
+	struct wq__job *j = t->data;
+	char d[32], g[32];
+
+	if (!inproc_stop(j->w, j, WQ_JOB_STOP_RUNTIME_LIMIT))
+		return; /* already stopping for another reason: that one is recorded */
+	j->ip_timed_out = 1;
+	wlog(j->w, "warning",
+	     "task %" PRId64 " attempt %s exceeded its runtime limit (%s): in-process handler "
+	     "asked to stop; recorded without it unless it returns within %s",
+	     j->t.id, j->attempt_id, dur(j->kind->timeout, d, sizeof(d)),
+	     dur(j->w->cfg->kill_grace, g, sizeof(g)));
+	stop_event(j->w, j, "runtime-limit");
+}
+
+/* The facts of an in-process attempt for outcome.c (job: NULL when abandoned). */
+static void inproc_facts(const struct wq__job *j, const struct wq_job *job,
+			 struct wq__run_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->inproc = 1;
+	f->inproc_abandoned = job == NULL;
+	f->inproc_ret = job ? (int)job->ret : WQ_JOB_FAIL;
+	f->exit_status = -1;
+	f->timed_out = j->ip_timed_out;
+	f->stop = j->stop;
+	f->result_max = j->w->cfg->result_max;
+	if (job && job->ret == WQ_JOB_SUCCEEDED && job->result_too_large) {
+		f->result_too_large = 1;
+		f->out_total = job->result_total;
+	}
+}
+
+/* kill_grace after the stop and the handler has not returned: recorded without it. */
+static void on_inproc_grace(uv_timer_t *t)
+{
+	struct wq__job *j = t->data;
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+	char g[32];
+
+	if (!j->ip || !wq__pool_abandon(j->w->pool, j->ip))
+		return; /* it returned meanwhile: on_inproc_done is on its way */
+	j->ip = NULL;
+	inproc_timer_close(j);
+	wlog(j->w, "warning",
+	     "task %" PRId64 " attempt %s: in-process handler did not return within %s of the "
+	     "stop; recorded without it (its thread is left to finish; a new thread takes its "
+	     "place)",
+	     j->t.id, j->attempt_id, dur(j->w->cfg->kill_grace, g, sizeof(g)));
+	inproc_facts(j, NULL, &f);
+	job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	finish_job(j->w, j, &d.o, NULL);
+}
+
+/* The handler returned (loop thread): decide, attach the result, record. */
+static void on_inproc_done(struct wq_job *job, void *ud)
+{
+	struct wq__job *j = job->owner;
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+	char sha[WQ_SHA256_HEX];
+
+	(void)ud;
+	j->ip = NULL;
+	inproc_timer_close(j);
+	inproc_facts(j, job, &f);
+	job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && job->result_len > 0) {
+		wq__sha256_hex(job->result, job->result_len, sha);
+		d.o.result = job->result;
+		d.o.result_len = job->result_len;
+		d.o.result_sha256 = sha;
+	}
+	finish_job(j->w, j, &d.o, NULL); /* a kept outcome copies the result */
+	wq__job_free(job);
+}
+
+/* The job context of j (payload moved from j->t), or NULL (out of memory). */
+static struct wq_job *inproc_job(struct wq_worker *w, struct wq__job *j, wq_error *e)
+{
+	struct wq_job *job = calloc(1, sizeof(*job));
+
+	if (!job) {
+		wq__err(e, WQ_ENOMEM, "out of memory before the in-process handler started");
+		return NULL;
+	}
+	if (wq_operation_idempotency_key(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
+					 j->t.keyed, job->idem, e) != WQ_OK) {
+		free(job);
+		return NULL;
+	}
+	job->fn = j->ipk->fn;
+	job->ud = j->ipk->ud;
+	job->payload = j->t.payload ? j->t.payload : strdup("{}");
+	job->payload_len = j->t.payload ? j->t.payload_len : 2;
+	j->t.payload = NULL;
+	if (!job->payload) {
+		free(job);
+		wq__err(e, WQ_ENOMEM, "out of memory before the in-process handler started");
+		return NULL;
+	}
+	job->task_id = j->t.id;
+	job->attempt = j->t.attempt;
+	job->payload_version = j->t.payload_version;
+	job->deadline = j->kind->timeout > 0 ? j->started_at + j->kind->timeout : 0;
+	job->result_max = w->cfg->result_max;
+	wq__strlcpy(job->attempt_id, j->attempt_id, sizeof(job->attempt_id));
+	wq__strlcpy(job->kind, j->t.kind, sizeof(job->kind));
+	wq__strlcpy(job->operation, j->t.operation, sizeof(job->operation));
+	wq__strlcpy(job->tenant, j->t.tenant, sizeof(job->tenant));
+	wq__strlcpy(job->scope, j->t.scope, sizeof(job->scope));
+	atomic_init(&job->stop, WQ_JOB_STOP_NONE);
+	job->owner = j;
+	return job;
+}
+
+static void inproc_start(struct wq_worker *w, struct wq__job *j)
+{
+	struct wq_job *job;
+	char ev[160];
+	wq_error e;
+	wq_rc rc;
+
+	if (!(job = inproc_job(w, j, &e))) {
+		spawn_failed(j, e.message, e.code == WQ_ENOMEM);
+		return;
+	}
+	if (!(j->ip_timer = malloc(sizeof(*j->ip_timer)))) {
+		wq__job_free(job);
+		spawn_failed(j, "out of memory before the in-process handler started", 1);
+		return;
+	}
+	uv_timer_init(&w->loop, j->ip_timer);
+	j->ip_timer->data = j;
+	if (j->kind->timeout > 0)
+		uv_timer_start(j->ip_timer, on_inproc_timeout, ms_of(j->kind->timeout), 0);
+	j->ip = job;
+	wq__pool_submit(w->pool, job);
+
+	snprintf(ev, sizeof(ev), "{\"attempt_id\":\"%s\",\"in_process\":true}", j->attempt_id);
+	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "started", j->instance, ev,
+			wq_now(), &e);
+	if (rc != WQ_OK)
+		wlog(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
+}
+
 static void start_job(struct wq_worker *w, struct wq__claimed *c)
 {
 	struct wq__job *j = calloc(1, sizeof(*j));
@@ -761,6 +1088,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	j->t = *c;
 	c->payload = NULL;
 	j->kind = wq__config_kind(w->cfg, j->t.kind);
+	inproc_bind(w, j);
 	wq__strlcpy(j->instance, w->self.id, sizeof(j->instance));
 	snprintf(j->attempt_id, sizeof(j->attempt_id), "%" PRId64 ".%d", j->t.id, j->t.attempt);
 	/* The claim applied the kind's limit on top of an operator retry's base
@@ -773,6 +1101,10 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	w->jobs = j;
 	w->running++;
 
+	if (j->ipk) {
+		inproc_start(w, j);
+		return;
+	}
 	if (!j->kind) {
 		snprintf(detail, sizeof(detail), "no handler configured for kind %s", j->t.kind);
 		spawn_failed(j, detail, 0);
@@ -1065,10 +1397,10 @@ static void check_cancels(struct wq_worker *w)
 		for (struct wq__job *j = w->jobs; j; j = j->next) {
 			char g[32];
 
-			if (j->t.id != ids[i] || !j->sp || j->stop != WQ__STOP_NONE ||
+			if (j->t.id != ids[i] || (!j->sp && !j->ip) || j->stop != WQ__STOP_NONE ||
 			    strcmp(j->instance, w->self.id) != 0)
 				continue;
-			if (!wq__spawn_terminate(j->sp, w->cfg->kill_grace))
+			if (!job_terminate(w, j, WQ_JOB_STOP_CANCEL))
 				continue;
 			j->stop = WQ__STOP_CANCEL;
 			wlog(w, "info",
@@ -1147,9 +1479,9 @@ static int stop_lost(struct wq_worker *w, const char *old_id)
 	int n = 0;
 
 	for (struct wq__job *j = w->jobs; j; j = j->next) {
-		if (!j->sp || strcmp(j->instance, old_id) != 0)
+		if ((!j->sp && !j->ip) || strcmp(j->instance, old_id) != 0)
 			continue;
-		wq__spawn_terminate(j->sp, w->cfg->kill_grace);
+		job_terminate(w, j, WQ_JOB_STOP_LOST);
 		if (j->stop == WQ__STOP_NONE)
 			j->stop = WQ__STOP_LOST;
 		n++;
@@ -1161,7 +1493,7 @@ static int stop_lost(struct wq_worker *w, const char *old_id)
 static int lost_running(const struct wq_worker *w)
 {
 	for (const struct wq__job *j = w->jobs; j; j = j->next)
-		if (j->sp && strcmp(j->instance, w->self.id) != 0)
+		if ((j->sp || j->ip) && strcmp(j->instance, w->self.id) != 0)
 			return 1;
 	return 0;
 }
@@ -1255,9 +1587,6 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 
 	if (!db || !cfg || !out)
 		return wq__err(err, WQ_EINVAL, "wq_worker_new: db, cfg and out are required");
-	if (cfg->nkinds == 0)
-		return wq__err(err, WQ_ECONFIG, "%s: no kinds configured: the worker would never "
-				"run anything", cfg->path ? cfg->path : "config");
 	if (wq__check_commands(cfg, err) != WQ_OK) /* issue 14: refuse, don't fail each task */
 		return WQ_ECONFIG;
 	w = calloc(1, sizeof(*w));
@@ -1282,7 +1611,9 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 		if (opts->db_url)
 			w->db_url = strdup(opts->db_url);
 	}
-	w->kinds = calloc(cfg->nkinds, sizeof(*w->kinds));
+	/* Kinds without a section registered later join at wq_worker_run (inproc_prepare),
+	 * which also refuses a worker with no kind at all. */
+	w->kinds = calloc(cfg->nkinds ? cfg->nkinds : 1, sizeof(*w->kinds));
 	w->kind_max_attempts = calloc(cfg->nkinds ? cfg->nkinds : 1, sizeof(int));
 	if (!w->kinds || !w->kind_max_attempts || (opts && opts->host && !w->host) || (opts && opts->db_url && !w->db_url)) {
 		wq_worker_free(w);
@@ -1361,6 +1692,11 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 		return wq__err(err, WQ_EINVAL, "wq_worker_run: a worker runs only once");
 	w->ran = 1;
 
+	if ((rc = inproc_prepare(w, &e)) != WQ_OK) {
+		if (err)
+			*err = e;
+		return rc;
+	}
 	if (wq__instance_new_id(&w->self, &e) != WQ_OK) {
 		if (err)
 			*err = e;
@@ -1426,12 +1762,15 @@ void wq_worker_free(wq_worker *w)
 	if (!w)
 		return;
 	wq__deliver_close(w->dl);
+	wq__pool_close(w->pool);
 	if (w->loop_ready) {
 		uv_walk(&w->loop, close_walk, NULL);
 		uv_run(&w->loop, UV_RUN_DEFAULT);
 		uv_loop_close(&w->loop);
 	}
 	wq__deliver_free(w->dl);
+	wq__pool_free(w->pool); /* waits for every handler thread, abandoned ones too */
+	free(w->inproc);
 	while (w->jobs) { /* only when run ended abnormally; handles are closed above */
 		struct wq__job *j = w->jobs;
 

@@ -85,11 +85,26 @@ static void errors_name_the_line(void **state)
 	expect_error("[kind.a]\ncommand = \"unterminated\n", "t.ini:2: command: unterminated");
 	expect_error("[kind.a]\ncommand = x\ncommand = y\n", "t.ini:3: [kind.a] command: key given twice");
 	expect_error("[kind.a b]\ncommand = x\n", "t.ini:1: [kind.a b]");
-	expect_error("[worker]\nconcurrency = 2\n[kind.b]\ntimeout = 1s\n", "t.ini:3: [kind.b] has no command");
-	expect_error("[worker]\nconcurrency = 2\n", "no [kind.NAME] section");
 	expect_error("orphan = 1\n[kind.a]\ncommand=x\n", "t.ini:1: key 'orphan' outside a section");
 	expect_error("[worker]\nthis line is not a key\n", "t.ini:2: syntax error");
 	expect_error("[worker]\nheartbeat = 2s\nlease = 3s\n[kind.a]\ncommand=x\n", "lease must be at least twice");
+}
+
+/* A kind without a command (or no kind at all) is for in-process handlers: the file is
+ * valid, and wq_worker_run refuses it unless a handler is registered (test_inproc.c). */
+static void kind_without_command_parses(void **state)
+{
+	wq_config *c = parse_ok("[worker]\nconcurrency = 2\n[kind.b]\ntimeout = 1s\n");
+	const struct wq__kind_config *k = wq__config_kind(c, "b");
+	(void)state;
+	assert_non_null(k);
+	assert_null(k->argv);
+	assert_int_equal(k->timeout, WQ__US_PER_S);
+	assert_int_equal(k->retry_backoff, WQ__US_PER_S);
+	wq_config_free(c);
+	c = parse_ok("[worker]\nconcurrency = 2\n");
+	assert_int_equal(c->nkinds, 0);
+	wq_config_free(c);
 }
 
 static void long_line_is_refused_not_split(void **state)
@@ -264,6 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(full_example),	   cmocka_unit_test(defaults),
 		cmocka_unit_test(errors_name_the_line),
+		cmocka_unit_test(kind_without_command_parses),
 		cmocka_unit_test(long_line_is_refused_not_split),
 		cmocka_unit_test(load_missing_file), cmocka_unit_test(argv_split),
 		cmocka_unit_test(channels),	   cmocka_unit_test(channel_errors),

@@ -333,6 +333,102 @@ static void test_interrupt_policy(void **state)
 	assert_string_equal(note, "on_interrupt=retry: interrupted; attempts exhausted (3/3)");
 }
 
+/* ---- in-process handlers: the return value read as the exit status it stands for ---- */
+
+static struct wq__run_facts returned(wq_job_result r, enum wq__stop_why stop)
+{
+	struct wq__run_facts f = exited(-1);
+
+	f.inproc = 1;
+	f.inproc_ret = r;
+	f.stop = stop;
+	return f;
+}
+
+/* Returned by value: read d.reason and d.detail (d.o's pointers point into the copy that
+ * was returned from). */
+static struct wq__decided decide_inproc(struct wq__run_facts f, int attempt, int retry)
+{
+	struct wq__run_policy p = policy(attempt, 3, retry);
+	struct wq__decided d;
+
+	wq__outcome_decide(&f, &p, NOW, 0.5, &d);
+	assert_int_equal(d.o.exit_status, -1); /* no process: no exit status recorded */
+	return d;
+}
+
+static void test_inproc_returns(void **state)
+{
+	struct wq__run_facts f;
+	struct wq__decided d;
+
+	(void)state;
+	d = decide_inproc(returned(WQ_JOB_SUCCEEDED, WQ__STOP_NONE), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_SUCCEEDED);
+	assert_null(d.o.outcome);
+	d = decide_inproc(returned(WQ_JOB_DISCARDED, WQ__STOP_NONE), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_SUCCEEDED);
+	assert_string_equal(d.o.outcome, "discarded");
+	d = decide_inproc(returned(WQ_JOB_RETRY, WQ__STOP_NONE), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_RETRY);
+	assert_string_equal(d.reason, "handler-retry");
+	d = decide_inproc(returned(WQ_JOB_RETRY, WQ__STOP_NONE), 3, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_FAILED);
+	d = decide_inproc(returned(WQ_JOB_FAIL, WQ__STOP_NONE), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_FAILED);
+	assert_string_equal(d.reason, "handler-failed");
+	/* CANCELLED without a cancel request: a retryable stop, not `cancelled` */
+	d = decide_inproc(returned(WQ_JOB_CANCELLED, WQ__STOP_NONE), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_RETRY);
+	assert_string_equal(d.reason, "handler-cancelled");
+	f = returned(WQ_JOB_SUCCEEDED, WQ__STOP_NONE);
+	f.result_too_large = 1;
+	f.out_total = 5000;
+	d = decide_inproc(f, 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_FAILED);
+	assert_string_equal(d.reason, "result-too-large");
+}
+
+static void test_inproc_stopped(void **state)
+{
+	struct wq__run_facts f;
+	struct wq__decided d;
+
+	(void)state;
+	/* a cancel: only CANCELLED ends it cancelled; RETRY and FAIL are unknown */
+	d = decide_inproc(returned(WQ_JOB_CANCELLED, WQ__STOP_CANCEL), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_CANCELLED);
+	d = decide_inproc(returned(WQ_JOB_RETRY, WQ__STOP_CANCEL), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_INTERRUPTED);
+	assert_string_equal(d.reason, "killed");
+	d = decide_inproc(returned(WQ_JOB_FAIL, WQ__STOP_CANCEL), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_INTERRUPTED);
+	/* the handler's success wins even after a stop */
+	d = decide_inproc(returned(WQ_JOB_SUCCEEDED, WQ__STOP_DRAIN), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_SUCCEEDED);
+	d = decide_inproc(returned(WQ_JOB_FAIL, WQ__STOP_DRAIN), 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_INTERRUPTED);
+	assert_string_equal(d.reason, "drain-deadline");
+	/* runtime limit: interrupted, or retried for on_interrupt=retry kinds */
+	f = returned(WQ_JOB_FAIL, WQ__STOP_NONE);
+	f.timed_out = 1;
+	d = decide_inproc(f, 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_INTERRUPTED);
+	assert_string_equal(d.reason, "runtime-limit");
+	d = decide_inproc(f, 1, 1);
+	assert_int_equal(d.o.kind, WQ__FINISH_RETRY);
+	/* abandoned past kill_grace: the SIGKILL case, whatever it returns later */
+	f = returned(WQ_JOB_SUCCEEDED, WQ__STOP_CANCEL);
+	f.inproc_abandoned = 1;
+	d = decide_inproc(f, 1, 0);
+	assert_int_equal(d.o.kind, WQ__FINISH_INTERRUPTED);
+	assert_string_equal(d.reason, "killed");
+	f.stop = WQ__STOP_DRAIN;
+	d = decide_inproc(f, 1, 0);
+	assert_string_equal(d.reason, "drain-deadline");
+	assert_non_null(strstr(d.detail, "did not return within kill_grace"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +446,8 @@ int main(void)
 		cmocka_unit_test(test_spawn_failed),
 		cmocka_unit_test(test_backoff_bounds),
 		cmocka_unit_test(test_interrupt_policy),
+		cmocka_unit_test(test_inproc_returns),
+		cmocka_unit_test(test_inproc_stopped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
