@@ -163,9 +163,17 @@ static wq_rc owned(struct wq__store *s, const char *instance, int64_t now, int *
 wq_rc wq__op_schedule_lease(struct wq__store *s, const char *instance, int64_t now,
 			    int64_t until, int *n, int64_t *next_due, wq_error *err)
 {
-	wq_rc rc = wq__write1(s, SQL_SCHED_LEASE,
-			      WQ__ARGS(WQ__AT(instance), WQ__AI(until), WQ__AI(now)), NULL,
-			      "take schedule leases", err);
+	int64_t leasable = 0;
+	wq_rc rc;
+
+	/* Every worker calls this every heartbeat: on a store without schedules (or with
+	 * all of them held by live owners) a read answers, and no write lock is taken. */
+	rc = wq__rows(s, SQL_SCHED_LEASABLE, WQ__ARGS(WQ__AT(instance), WQ__AI(now)),
+		      wq__read_i64, &leasable, NULL, "count leasable schedules", err);
+	if (!rc && leasable > 0)
+		rc = wq__write1(s, SQL_SCHED_LEASE,
+				WQ__ARGS(WQ__AT(instance), WQ__AI(until), WQ__AI(now)), NULL,
+				"take schedule leases", err);
 	return rc ? rc : owned(s, instance, now, n, next_due, err);
 }
 

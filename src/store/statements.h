@@ -334,6 +334,9 @@
 	/* the owner lease: mine, nobody's, or expired */                                   \
 	X(SQL_SCHED_LEASE, "UPDATE schedules SET owner = $1, lease_until = $2 WHERE "        \
 	  "paused = 0 AND (owner = $1 OR owner = '' OR lease_until < $3)")                   \
+	/* the same rows, counted first (a read): no write lock when there is nothing */    \
+	X(SQL_SCHED_LEASABLE, "SELECT count(*) FROM schedules WHERE paused = 0 AND "         \
+	  "(owner = $1 OR owner = '' OR lease_until < $2)")                                  \
 	X(SQL_SCHED_OWNED, "SELECT count(*), coalesce(min(next_slot), 0) FROM schedules "   \
 	  "WHERE owner = $1 AND paused = 0 AND lease_until >= $2")                           \
 	X(SQL_SCHED_RELEASE, "UPDATE schedules SET owner = '', lease_until = 0 WHERE "       \
