@@ -70,12 +70,19 @@ expect_exit 0 wq lock release chat:x --holder chat-turn
 wait_until 30 state_is "$held" succeeded
 
 # A holder that never releases blocks its key only until its lease expires.
-expect_exit 0 wq lock acquire chat:y --holder crashed --ttl 2s
+# The proof is the task's start time (never before the lease's expiry); the state is
+# checked as well while the lease is surely still running (a slow build may get there
+# only after the expiry: then the start time alone tells).
+expect_exit 0 wq lock acquire chat:y --holder crashed --ttl 3s
 exp=$(wq lock list --json | python3 -c 'import json,sys; print([l["expires_at"] for l in json.load(sys.stdin)["locks"] if l["key"]=="chat:y"][0])')
 held=$(wq enqueue turn --lock chat:y --payload '{"key":"chat:y"}')
 free=$(wq enqueue free)
 wait_until 30 state_is "$free" succeeded
-expect_eq "$(state_of "$held")" pending "task of a leased key"
+before=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+st=$(state_of "$held")
+if python3 -c 'import sys; sys.exit(0 if sys.argv[1] < sys.argv[2] else 1)' "$before" "$exp"; then
+	expect_eq "$st" pending "task of a leased key"
+fi
 wait_until 30 state_is "$held" succeeded
 started=$(field_of "$held" started_at)
 python3 -c 'import sys; sys.exit(0 if sys.argv[1] >= sys.argv[2] else 1)' "$started" "$exp" \
