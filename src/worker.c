@@ -15,13 +15,7 @@
  *    logged, never retried.
  *  - No claim is made unless the instance row is registered; drain stops claiming first.
  */
-#include "internal.h"
-#include "deliver.h"
-#include "instance.h"
-#include "job.h"
-#include "outcome.h"
-#include "schedule.h"
-#include "spawn.h"
+#include "worker_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -44,108 +38,7 @@
  * a batch run never hangs on a store that is not coming back. */
 #define WQ__IDLE_STORE_TRIES 20
 
-enum wq__phase {
-	WQ__PH_NEW = 0,
-	WQ__PH_RUNNING,  /* claiming */
-	WQ__PH_DRAINING, /* no claims; waiting for handlers up to drain_timeout */
-	WQ__PH_KILLING,  /* handlers were sent SIGTERM (SIGKILL after grace) */
-	WQ__PH_CLOSING,  /* unregistered; handles closing */
-};
-
-struct wq__job {
-	struct wq__job *next, *prev;
-	struct wq_worker *w;
-	struct wq__claimed t;                 /* owns t.payload */
-	const struct wq__kind_config *kind;   /* NULL when the config has no such kind */
-	char instance[WQ_NAME_MAX + 1];       /* the id the task was claimed under */
-	char attempt_id[48];
-	int max_attempts;
-	int64_t started_at;
-	struct wq__spawn *sp;                 /* NULL once finished */
-	enum wq__stop_why stop;
-
-	/* An outcome the store did not take (anything but a definite answer, see
-	 * wq__outcome_keep: PostgreSQL restarting, a full disk, ...): kept with copies of
-	 * everything it points to and offered again on every poll and heartbeat tick, so it
-	 * is recorded once the store takes writes again, never lost and never re-run. The
-	 * job keeps its slot meanwhile, and the drain waits for it up to drain_timeout. */
-	int unrecorded;
-	struct wq__outcome saved;
-	char *saved_result;
-	char saved_reason[WQ_REASON_MAX + 1], saved_detail[WQ_DETAIL_MAX + 1];
-	char saved_sha[WQ_SHA256_HEX];
-	char what[512]; /* the outcome in words, for the log */
-	char note[256]; /* extra log text (stderr summary) */
-	char uncertain[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: recorded uncertain-effect */
-	char cancel_effect[WQ_EFFECT_NAME_MAX + 1]; /* set by finish: a cancel recorded
-						     * interrupted (effect left open) */
-
-	/* In-process handlers (see "in-process handlers" below). */
-	const struct wq__inproc_kind *ipk;    /* non-NULL: the kind is handled in-process */
-	struct wq_job *ip;                    /* owned by the pool while it runs; NULL once
-					       * returned or abandoned */
-	uv_timer_t *ip_timer;                 /* runtime limit, then kill_grace after a stop */
-	int ip_timed_out;
-};
-
-/* A kind registered with wq_worker_register. */
-struct wq__inproc_kind {
-	wq_job_fn fn;
-	void *ud;
-	struct wq__kind_config kc; /* its settings when the config has no section for it */
-};
-
-struct wq_worker {
-	wq_db *db;
-	const wq_config *cfg;
-	char *host;
-	char *db_url;
-	int until_idle;
-	int handle_signals;
-	void (*log)(void *ud, const char *level, const char *line);
-	void *log_ud;
-	char setpriv[4096];
-	const char **kinds;
-	int *kind_max_attempts; /* parallel to kinds: the kind's max_attempts, 0: none */
-	size_t nkinds;
-	int concurrency;
-
-	uv_loop_t loop;
-	uv_async_t wake;
-	uv_timer_t poll, beat, drain, kick;
-	uv_signal_t sigterm, sigint;
-	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN), or NULL */
-	int loop_ready;
-	int ran;
-
-	volatile sig_atomic_t stop_requests;
-	int stops_seen;
-	enum wq__phase phase;
-
-	struct wq__self self;
-	struct wq__sched sched; /* schedules held and fired here (issue 12; schedule.c) */
-	int registered;
-	struct wq__job *jobs;
-	int running;
-	struct wq__deliver *dl; /* delivery slots (deliver.c), apart from handler slots */
-	struct wq__inproc_kind *inproc; /* registered kinds (wq_worker_register) */
-	size_t ninproc;
-	struct wq__pool *pool;  /* their threads (pool.c); NULL when none is registered */
-	int last_claim_empty;
-	int64_t last_beat; /* last successful heartbeat or registration */
-	/* Store calls failed since the store last took a write (a heartbeat, a claim that
-	 * claimed, a recorded outcome): the --until-idle bound. Reads that succeed do not
-	 * count as recovery: on a full disk they do. */
-	int store_failures;
-	int64_t store_failing_since;
-	wq_rc rc;
-	wq_error err;
-};
-
-static void wlog(void *ud, const char *level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void wlog(void *ud, const char *level, const char *fmt, ...)
+void wq__worker_log(void *ud, const char *level, const char *fmt, ...)
 {
 	struct wq_worker *w = ud;
 	char line[1024];
@@ -161,11 +54,6 @@ static void wlog(void *ud, const char *level, const char *fmt, ...)
 	} else {
 		fprintf(stderr, "wakeq: %s: %s\n", level, line);
 	}
-}
-
-static uint64_t ms_of(int64_t us)
-{
-	return us <= 0 ? 0 : (uint64_t)((us + 999) / 1000);
 }
 
 static const char *dur(int64_t us, char *buf, size_t sz)
@@ -201,7 +89,7 @@ static void shutdown_now(struct wq_worker *w)
 	if (w->registered) {
 		rc = wq__instance_unregister(w->db, &w->self, &e);
 		if (rc != WQ_OK && rc != WQ_ENOTFOUND) {
-			wlog(w, "error", "unregistering instance %s: %s", w->self.id, e.message);
+			wq__worker_log(w, "error", "unregistering instance %s: %s", w->self.id, e.message);
 			if (w->rc == WQ_OK) {
 				w->rc = rc;
 				w->err = e;
@@ -209,7 +97,7 @@ static void shutdown_now(struct wq_worker *w)
 		}
 		w->registered = 0;
 	}
-	wlog(w, "info", "instance %s stopped", w->self.id);
+	wq__worker_log(w, "info", "instance %s stopped", w->self.id);
 	wq__pool_close(w->pool); /* only abandoned handlers can still run: their journal
 				  * calls answer WQ_ESTALE */
 	close_if_open((uv_handle_t *)&w->poll);
@@ -223,7 +111,7 @@ static void shutdown_now(struct wq_worker *w)
 	}
 }
 
-static void stop_event(struct wq_worker *w, struct wq__job *j, const char *why)
+void wq__worker_stop_event(struct wq_worker *w, struct wq__job *j, const char *why)
 {
 	char detail[160];
 	wq_error e;
@@ -235,13 +123,11 @@ static void stop_event(struct wq_worker *w, struct wq__job *j, const char *why)
 	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "stop-requested", j->instance,
 			detail, wq_now(), &e);
 	if (rc != WQ_OK)
-		wlog(w, "warning", "task %" PRId64 ": recording stop-requested: %s", j->t.id,
+		wq__worker_log(w, "warning", "task %" PRId64 ": recording stop-requested: %s", j->t.id,
 		     e.message);
 }
 
 static void retry_unrecorded(struct wq_worker *w, int give_up);
-
-static int job_terminate(struct wq_worker *w, struct wq__job *j, wq_job_stop why);
 
 static void kill_rest(struct wq_worker *w)
 {
@@ -260,12 +146,12 @@ static void kill_rest(struct wq_worker *w)
 		shutdown_now(w);
 		return;
 	}
-	wlog(w, "warning", "drain: stopping %d handler(s) (SIGTERM, SIGKILL after %s)",
+	wq__worker_log(w, "warning", "drain: stopping %d handler(s) (SIGTERM, SIGKILL after %s)",
 	     w->running, dur(w->cfg->kill_grace, g, sizeof(g)));
 	for (struct wq__job *j = w->jobs; j; j = j->next) {
-		if (job_terminate(w, j, WQ_JOB_STOP_DRAIN)) {
+		if (wq__job_terminate(w, j, WQ_JOB_STOP_DRAIN)) {
 			j->stop = WQ__STOP_DRAIN;
-			stop_event(w, j, "drain-deadline");
+			wq__worker_stop_event(w, j, "drain-deadline");
 		}
 	}
 }
@@ -289,11 +175,11 @@ static void begin_drain(struct wq_worker *w, const char *why)
 	uv_timer_stop(&w->kick);
 	watch_wakeups(w); /* not running any more: only closes the watch */
 	if (busy(w) == 0) {
-		wlog(w, "info", "%s: stopping", why);
+		wq__worker_log(w, "info", "%s: stopping", why);
 		shutdown_now(w);
 		return;
 	}
-	wlog(w, "info", "%s: draining, waiting up to %s for %d handler(s) and %d delivery(ies)",
+	wq__worker_log(w, "info", "%s: draining, waiting up to %s for %d handler(s) and %d delivery(ies)",
 	     why, dur(w->cfg->drain_timeout, d, sizeof(d)), w->running,
 	     wq__deliver_inflight(w->dl));
 	uv_timer_start(&w->drain, on_drain_timeout, ms_of(w->cfg->drain_timeout), 0);
@@ -309,7 +195,7 @@ static void check_stop(struct wq_worker *w)
 	if (w->phase == WQ__PH_RUNNING)
 		begin_drain(w, "stop requested");
 	if (n >= 2 && w->phase == WQ__PH_DRAINING) {
-		wlog(w, "info", "second stop request: not waiting for the drain deadline");
+		wq__worker_log(w, "info", "second stop request: not waiting for the drain deadline");
 		kill_rest(w);
 	}
 }
@@ -323,7 +209,7 @@ static void on_signal(uv_signal_t *h, int signum)
 {
 	struct wq_worker *w = h->data;
 
-	wlog(w, "info", "received %s", signum == SIGINT ? "SIGINT" : "SIGTERM");
+	wq__worker_log(w, "info", "received %s", signum == SIGINT ? "SIGINT" : "SIGTERM");
 	w->stop_requests++;
 	check_stop(w);
 }
@@ -371,7 +257,7 @@ static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	wlog(w, "error", "%s", msg);
+	wq__worker_log(w, "error", "%s", msg);
 	w->rc = rc;
 	w->err.code = rc;
 	wq__strlcpy(w->err.message, msg, sizeof(w->err.message));
@@ -400,7 +286,7 @@ static void store_failed_how(struct wq_worker *w, const char *what, const wq_err
 		return;
 	}
 	if (!quiet)
-		wlog(w, "error", "%s: %s", what, e->message);
+		wq__worker_log(w, "error", "%s: %s", what, e->message);
 	if (w->store_failures++ == 0)
 		w->store_failing_since = now;
 	if (w->until_idle && w->store_failures >= WQ__IDLE_STORE_TRIES &&
@@ -522,22 +408,22 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 	if (rc == WQ_OK)
 		store_wrote(w);
 	if (rc == WQ_OK && j->uncertain[0]) {
-		wlog(w, "warning",
+		wq__worker_log(w, "warning",
 		     "task %" PRId64 " attempt %s interrupted: uncertain-effect %s (it found the "
 		     "effect begun by an earlier attempt, never confirmed); the handler reported: "
 		     "%s%s",
 		     j->t.id, j->attempt_id, j->uncertain, j->what, j->note);
 	} else if (rc == WQ_OK && j->cancel_effect[0]) {
-		wlog(w, "warning",
+		wq__worker_log(w, "warning",
 		     "task %" PRId64 " attempt %s interrupted: cancelled-while-running (effect %s "
 		     "begun, not confirmed); the handler reported: %s%s",
 		     j->t.id, j->attempt_id, j->cancel_effect, j->what, j->note);
 	} else if (rc == WQ_OK) {
-		wlog(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
+		wq__worker_log(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
 				k == WQ__FINISH_RETRY ? "info" : "warning",
 		     "task %" PRId64 " attempt %s %s%s", j->t.id, j->attempt_id, j->what, j->note);
 	} else if (rc == WQ_ESTALE) {
-		wlog(w, "warning",
+		wq__worker_log(w, "warning",
 		     "task %" PRId64 " attempt %s lost: it no longer owns the task (instance %s); "
 		     "outcome \"%s\" not recorded",
 		     j->t.id, j->attempt_id, j->instance, j->what);
@@ -545,7 +431,7 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 		/* Given up (the drain's deadline, no memory to keep it, a definite refusal):
 		 * once this instance is unregistered, recovery interrupts the task
 		 * (worker-lost), so the uncertainty stays visible. */
-		wlog(w, "error",
+		wq__worker_log(w, "error",
 		     "task %" PRId64 " attempt %s: outcome \"%s\" NOT recorded: %s (the task "
 		     "stays running until a recovery finds this worker gone and interrupts it)",
 		     j->t.id, j->attempt_id, j->what, e->message);
@@ -597,7 +483,7 @@ static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
  * wq__outcome_keep) the outcome is kept and offered again by retry_unrecorded(). `note`
  * is extra log text.
  */
-static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
+void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
 		       const char *note)
 {
 	wq_error e;
@@ -617,7 +503,7 @@ static void finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcom
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
 	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
-		wlog(w, "warning",
+		wq__worker_log(w, "warning",
 		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
 		     "(%s); it is kept and recorded once the store takes writes again",
 		     j->t.id, j->attempt_id, j->what, e.message);
@@ -654,7 +540,7 @@ static void retry_unrecorded(struct wq_worker *w, int give_up)
 }
 
 /* The kind's policy for job j (outcome.h). */
-static void job_policy(const struct wq__job *j, struct wq__run_policy *p)
+void wq__worker_job_policy(const struct wq__job *j, struct wq__run_policy *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->attempt = j->t.attempt;
@@ -689,7 +575,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	f.result_too_large = r->out_too_large;
 	f.out_total = r->out_total;
 	f.result_max = w->cfg->result_max;
-	job_policy(j, &p);
+	wq__worker_job_policy(j, &p);
 	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
 	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && r->out_len > 0) {
 		wq__sha256_hex(r->out, r->out_len, sha);
@@ -709,7 +595,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		snprintf(note + len, sizeof(note) - len,
 			 "; output pipes still open after exit were closed");
 	}
-	finish_job(w, j, &d.o, note);
+	wq__worker_finish_job(w, j, &d.o, note);
 }
 
 static void on_timeout(struct wq__spawn *sp, void *ud)
@@ -717,19 +603,19 @@ static void on_timeout(struct wq__spawn *sp, void *ud)
 	struct wq__job *j = ud;
 	char t[32], g[32];
 
-	wlog(j->w, "warning",
+	wq__worker_log(j->w, "warning",
 	     "task %" PRId64 " attempt %s exceeded its runtime limit (%s): SIGTERM, SIGKILL "
 	     "after %s",
 	     j->t.id, j->attempt_id, dur(j->kind->timeout, t, sizeof(t)),
 	     dur(j->w->cfg->kill_grace, g, sizeof(g)));
-	stop_event(j->w, j, "runtime-limit");
+	wq__worker_stop_event(j->w, j, "runtime-limit");
 }
 
 /* ------------------------------------------------------------------ starting ---- */
 
 /* The handler of job j could not be started (nothing ran): failed, spawn-failed; or, when
  * the worker ran out of resources, pending again after the backoff (spawn-resources). */
-static void spawn_failed(struct wq__job *j, const char *why, int resources)
+void wq__worker_spawn_failed(struct wq__job *j, const char *why, int resources)
 {
 	struct wq__run_facts f;
 	struct wq__run_policy p;
@@ -740,314 +626,9 @@ static void spawn_failed(struct wq__job *j, const char *why, int resources)
 	f.spawn_resources = resources;
 	f.spawn_error = why;
 	f.exit_status = -1;
-	job_policy(j, &p);
+	wq__worker_job_policy(j, &p);
 	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
-	finish_job(j->w, j, &d.o, NULL);
-}
-
-/* ------------------------------------------------------- in-process handlers ---- */
-
-/*
- * A kind registered with wq_worker_register runs as a function on the pool's threads
- * (pool.c) instead of as a command. The loop keeps the same roles as for a spawn: it
- * starts the attempt, runs its runtime limit, sets the stop flag where a command would
- * get SIGTERM, and, kill_grace after a stop, records the attempt `interrupted` without
- * the handler (the SIGKILL case); the pool starts a replacement thread and the old one
- * frees the job when the handler returns. Outcomes go through outcome.c and finish_job
- * like a command's.
- */
-
-static const struct wq__inproc_kind *inproc_find(const struct wq_worker *w, const char *kind)
-{
-	for (size_t i = 0; i < w->ninproc; i++)
-		if (strcmp(w->inproc[i].kc.name, kind) == 0)
-			return &w->inproc[i];
-	return NULL;
-}
-
-wq_rc wq_worker_register(wq_worker *w, const char *kind, wq_job_fn fn, void *userdata,
-			 wq_error *err)
-{
-	const struct wq__kind_config *kc;
-	struct wq__inproc_kind *k;
-	wq_rc rc;
-
-	if (!w || !fn)
-		return wq__err(err, WQ_EINVAL, "wq_worker_register needs a worker and a function");
-	if (w->ran)
-		return wq__err(err, WQ_EINVAL, "wq_worker_register: the worker is already running");
-	if ((rc = wq__check_kind(kind, err)) != WQ_OK)
-		return rc;
-	if (inproc_find(w, kind))
-		return wq__err(err, WQ_EINVAL, "kind %s: an in-process handler is already registered",
-			       kind);
-	kc = wq__config_kind(w->cfg, kind);
-	if (kc && kc->argv)
-		return wq__err(err, WQ_ECONFIG,
-			       "%s:%d: [kind.%s] has a command: a kind is handled either by a "
-			       "command or in-process, not both",
-			       w->cfg->path ? w->cfg->path : "config", kc->line, kind);
-	k = realloc(w->inproc, (w->ninproc + 1) * sizeof(*k));
-	if (!k)
-		return wq__err(err, WQ_ENOMEM, "wq_worker_register: out of memory");
-	w->inproc = k;
-	k = &w->inproc[w->ninproc++];
-	if (kc)
-		k->kc = *kc;
-	else
-		wq__kind_defaults(&k->kc, kind);
-	k->fn = fn;
-	k->ud = userdata;
-	return WQ_OK;
-}
-
-static void on_inproc_done(struct wq_job *job, void *ud);
-
-/*
- * At wq_worker_run: every configured kind has a command or a registered handler; the
- * registered kinds without a section join the claimed kinds; the pool starts. The
- * configuration file no longer refuses a kind without a command (config.c): only here is
- * it known whether a handler was registered for it.
- */
-static wq_rc inproc_prepare(struct wq_worker *w, wq_error *err)
-{
-	const char *path = w->cfg->path ? w->cfg->path : "config";
-	size_t n = w->nkinds;
-
-	for (size_t i = 0; i < w->cfg->nkinds; i++) {
-		const struct wq__kind_config *kc = &w->cfg->kinds[i];
-
-		if (!kc->argv && !inproc_find(w, kc->name))
-			return wq__err(err, WQ_ECONFIG,
-				       "%s:%d: [kind.%s] has no command (and no in-process handler "
-				       "is registered for it)",
-				       path, kc->line, kc->name);
-	}
-	for (size_t i = 0; i < w->ninproc; i++)
-		if (!wq__config_kind(w->cfg, w->inproc[i].kc.name))
-			n++;
-	if (n == 0)
-		return wq__err(err, WQ_ECONFIG, "%s: no [kind.NAME] section and no in-process "
-				"handler: the worker has nothing to run", path);
-	if (n > w->nkinds) {
-		const char **k = realloc(w->kinds, n * sizeof(*k));
-		int *m;
-
-		if (k)
-			w->kinds = k;
-		m = k ? realloc(w->kind_max_attempts, n * sizeof(*m)) : NULL;
-		if (!m)
-			return wq__err(err, WQ_ENOMEM, "wq_worker_run: out of memory");
-		w->kind_max_attempts = m;
-		for (size_t i = 0; i < w->ninproc; i++) {
-			if (wq__config_kind(w->cfg, w->inproc[i].kc.name))
-				continue;
-			w->kinds[w->nkinds] = w->inproc[i].kc.name;
-			w->kind_max_attempts[w->nkinds++] = 0;
-		}
-	}
-	if (w->ninproc == 0)
-		return WQ_OK;
-	return wq__pool_new(&w->loop, w->db, w->concurrency, on_inproc_done, w, &w->pool, err);
-}
-
-/* start_job: marks j in-process when its kind is registered; a registered kind without a
- * section gets the defaults as its settings. */
-static void inproc_bind(struct wq_worker *w, struct wq__job *j)
-{
-	j->ipk = inproc_find(w, j->t.kind);
-	if (j->ipk && !j->kind)
-		j->kind = &j->ipk->kc;
-}
-
-static void free_timer(uv_handle_t *h)
-{
-	free(h);
-}
-
-static void inproc_timer_close(struct wq__job *j)
-{
-	if (!j->ip_timer)
-		return;
-	uv_timer_stop(j->ip_timer);
-	uv_close((uv_handle_t *)j->ip_timer, free_timer);
-	j->ip_timer = NULL;
-}
-
-static void on_inproc_grace(uv_timer_t *t);
-
-/* Sets the handler's stop flag (the SIGTERM of a command) and gives it kill_grace. 1 when
- * this call started the stop. */
-static int inproc_stop(struct wq_worker *w, struct wq__job *j, wq_job_stop why)
-{
-	int none = WQ_JOB_STOP_NONE;
-
-	if (!j->ip || !atomic_compare_exchange_strong(&j->ip->stop, &none, (int)why))
-		return 0;
-	if (j->ip_timer)
-		uv_timer_start(j->ip_timer, on_inproc_grace, ms_of(w->cfg->kill_grace), 0);
-	return 1;
-}
-
-/* Stops j's handler, a command (SIGTERM, SIGKILL after kill_grace) or in-process (the
- * flag, abandoned after kill_grace). 1 when this call started the stop. */
-static int job_terminate(struct wq_worker *w, struct wq__job *j, wq_job_stop why)
-{
-	if (j->ip)
-		return inproc_stop(w, j, why);
-	return j->sp ? wq__spawn_terminate(j->sp, w->cfg->kill_grace) : 0;
-}
-
-static void on_inproc_timeout(uv_timer_t *t)
-{
-	struct wq__job *j = t->data;
-	char d[32], g[32];
-
-	if (!inproc_stop(j->w, j, WQ_JOB_STOP_RUNTIME_LIMIT))
-		return; /* already stopping for another reason: that one is recorded */
-	j->ip_timed_out = 1;
-	wlog(j->w, "warning",
-	     "task %" PRId64 " attempt %s exceeded its runtime limit (%s): in-process handler "
-	     "asked to stop; recorded without it unless it returns within %s",
-	     j->t.id, j->attempt_id, dur(j->kind->timeout, d, sizeof(d)),
-	     dur(j->w->cfg->kill_grace, g, sizeof(g)));
-	stop_event(j->w, j, "runtime-limit");
-}
-
-/* The facts of an in-process attempt for outcome.c (job: NULL when abandoned). */
-static void inproc_facts(const struct wq__job *j, const struct wq_job *job,
-			 struct wq__run_facts *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->inproc = 1;
-	f->inproc_abandoned = job == NULL;
-	f->inproc_ret = job ? (int)job->ret : WQ_JOB_FAIL;
-	f->exit_status = -1;
-	f->timed_out = j->ip_timed_out;
-	f->stop = j->stop;
-	f->result_max = j->w->cfg->result_max;
-	if (job && job->ret == WQ_JOB_SUCCEEDED && job->result_too_large) {
-		f->result_too_large = 1;
-		f->out_total = job->result_total;
-	}
-}
-
-/* kill_grace after the stop and the handler has not returned: recorded without it. */
-static void on_inproc_grace(uv_timer_t *t)
-{
-	struct wq__job *j = t->data;
-	struct wq__run_facts f;
-	struct wq__run_policy p;
-	struct wq__decided d;
-	char g[32];
-
-	if (!j->ip || !wq__pool_abandon(j->w->pool, j->ip))
-		return; /* it returned meanwhile: on_inproc_done is on its way */
-	j->ip = NULL;
-	inproc_timer_close(j);
-	wlog(j->w, "warning",
-	     "task %" PRId64 " attempt %s: in-process handler did not return within %s of the "
-	     "stop; recorded without it (its thread is left to finish; a new thread takes its "
-	     "place)",
-	     j->t.id, j->attempt_id, dur(j->w->cfg->kill_grace, g, sizeof(g)));
-	inproc_facts(j, NULL, &f);
-	job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
-	finish_job(j->w, j, &d.o, NULL);
-}
-
-/* The handler returned (loop thread): decide, attach the result, record. */
-static void on_inproc_done(struct wq_job *job, void *ud)
-{
-	struct wq__job *j = job->owner;
-	struct wq__run_facts f;
-	struct wq__run_policy p;
-	struct wq__decided d;
-	char sha[WQ_SHA256_HEX];
-
-	(void)ud;
-	j->ip = NULL;
-	inproc_timer_close(j);
-	inproc_facts(j, job, &f);
-	job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
-	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && job->result_len > 0) {
-		wq__sha256_hex(job->result, job->result_len, sha);
-		d.o.result = job->result;
-		d.o.result_len = job->result_len;
-		d.o.result_sha256 = sha;
-	}
-	finish_job(j->w, j, &d.o, NULL); /* a kept outcome copies the result */
-	wq__job_free(job);
-}
-
-/* The job context of j (payload moved from j->t), or NULL (out of memory). */
-static struct wq_job *inproc_job(struct wq_worker *w, struct wq__job *j, wq_error *e)
-{
-	struct wq_job *job = calloc(1, sizeof(*job));
-
-	if (!job) {
-		wq__err(e, WQ_ENOMEM, "out of memory before the in-process handler started");
-		return NULL;
-	}
-	if (wq_operation_idempotency_key(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
-					 j->t.keyed, job->idem, e) != WQ_OK) {
-		free(job);
-		return NULL;
-	}
-	job->fn = j->ipk->fn;
-	job->ud = j->ipk->ud;
-	job->payload = j->t.payload ? j->t.payload : strdup("{}");
-	job->payload_len = j->t.payload ? j->t.payload_len : 2;
-	j->t.payload = NULL;
-	if (!job->payload) {
-		free(job);
-		wq__err(e, WQ_ENOMEM, "out of memory before the in-process handler started");
-		return NULL;
-	}
-	job->task_id = j->t.id;
-	job->attempt = j->t.attempt;
-	job->payload_version = j->t.payload_version;
-	job->deadline = j->kind->timeout > 0 ? j->started_at + j->kind->timeout : 0;
-	job->result_max = w->cfg->result_max;
-	wq__strlcpy(job->attempt_id, j->attempt_id, sizeof(job->attempt_id));
-	wq__strlcpy(job->kind, j->t.kind, sizeof(job->kind));
-	wq__strlcpy(job->operation, j->t.operation, sizeof(job->operation));
-	wq__strlcpy(job->tenant, j->t.tenant, sizeof(job->tenant));
-	wq__strlcpy(job->scope, j->t.scope, sizeof(job->scope));
-	atomic_init(&job->stop, WQ_JOB_STOP_NONE);
-	job->owner = j;
-	return job;
-}
-
-static void inproc_start(struct wq_worker *w, struct wq__job *j)
-{
-	struct wq_job *job;
-	char ev[160];
-	wq_error e;
-	wq_rc rc;
-
-	if (!(job = inproc_job(w, j, &e))) {
-		spawn_failed(j, e.message, e.code == WQ_ENOMEM);
-		return;
-	}
-	if (!(j->ip_timer = malloc(sizeof(*j->ip_timer)))) {
-		wq__job_free(job);
-		spawn_failed(j, "out of memory before the in-process handler started", 1);
-		return;
-	}
-	uv_timer_init(&w->loop, j->ip_timer);
-	j->ip_timer->data = j;
-	if (j->kind->timeout > 0)
-		uv_timer_start(j->ip_timer, on_inproc_timeout, ms_of(j->kind->timeout), 0);
-	j->ip = job;
-	wq__pool_submit(w->pool, job);
-
-	snprintf(ev, sizeof(ev), "{\"attempt_id\":\"%s\",\"in_process\":true}", j->attempt_id);
-	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "started", j->instance, ev,
-			wq_now(), &e);
-	if (rc != WQ_OK)
-		wlog(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
+	wq__worker_finish_job(j->w, j, &d.o, NULL);
 }
 
 static void start_job(struct wq_worker *w, struct wq__claimed *c)
@@ -1079,7 +660,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 		o.now = wq_now();
 		o.retry_at = o.now + WQ__US_PER_S;
 		WQ__STORE_RETRY(rc, w->db, finish, &o, &e);
-		wlog(w, "error", "task %" PRId64 ": out of memory starting the handler", c->id);
+		wq__worker_log(w, "error", "task %" PRId64 ": out of memory starting the handler", c->id);
 		free(c->payload);
 		c->payload = NULL;
 		return;
@@ -1088,7 +669,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	j->t = *c;
 	c->payload = NULL;
 	j->kind = wq__config_kind(w->cfg, j->t.kind);
-	inproc_bind(w, j);
+	wq__inproc_bind(w, j);
 	wq__strlcpy(j->instance, w->self.id, sizeof(j->instance));
 	snprintf(j->attempt_id, sizeof(j->attempt_id), "%" PRId64 ".%d", j->t.id, j->t.attempt);
 	/* The claim applied the kind's limit on top of an operator retry's base
@@ -1102,12 +683,12 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	w->running++;
 
 	if (j->ipk) {
-		inproc_start(w, j);
+		wq__inproc_start(w, j);
 		return;
 	}
 	if (!j->kind) {
 		snprintf(detail, sizeof(detail), "no handler configured for kind %s", j->t.kind);
-		spawn_failed(j, detail, 0);
+		wq__worker_spawn_failed(j, detail, 0);
 		return;
 	}
 
@@ -1120,7 +701,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	 * name alone is not (two tenants may use the same key). */
 	if (wq_operation_idempotency_key(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
 					 j->t.keyed, idem, &e) != WQ_OK) {
-		spawn_failed(j, e.message, 0);
+		wq__worker_spawn_failed(j, e.message, 0);
 		return;
 	}
 	snprintf(e_idem, sizeof(e_idem), "WAKEQ_IDEMPOTENCY_KEY=%s", idem);
@@ -1170,13 +751,13 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 		/* Out of descriptors, processes or memory: nothing ran and the task is not at
 		 * fault, so it is pending again after the kind's backoff whatever attempts are
 		 * left (the attempt number still advances: it is the fencing token). */
-		wlog(w, "error",
+		wq__worker_log(w, "error",
 		     "task %" PRId64 " attempt %s: cannot start the handler: %s (the worker is "
 		     "out of descriptors, processes or memory; nothing ran)",
 		     j->t.id, j->attempt_id, e.message);
 	}
 	if (rc != WQ_OK) {
-		spawn_failed(j, e.message, rc == WQ_ELIMIT || rc == WQ_ENOMEM);
+		wq__worker_spawn_failed(j, e.message, rc == WQ_ELIMIT || rc == WQ_ENOMEM);
 		return;
 	}
 
@@ -1185,8 +766,8 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "started", j->instance, ev,
 			wq_now(), &e);
 	if (rc != WQ_OK)
-		wlog(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
-	wlog(w, "info", "task %" PRId64 " attempt %s started (kind %s, pid %d)", j->t.id,
+		wq__worker_log(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
+	wq__worker_log(w, "info", "task %" PRId64 " attempt %s started (kind %s, pid %d)", j->t.id,
 	     j->attempt_id, j->t.kind, wq__spawn_pid(j->sp));
 }
 
@@ -1274,7 +855,7 @@ static void schedules_tick(struct wq_worker *w)
 	if (w->phase != WQ__PH_RUNNING || !w->registered)
 		return;
 	if (wq__sched_tick(w->db, &w->sched, w->cfg, w->self.id, &fired, &e) != WQ_OK)
-		wlog(w, "warning", "schedules: %s", e.message);
+		wq__worker_log(w, "warning", "schedules: %s", e.message);
 }
 
 /* Drain: the leases go first, so another worker fires the next slots at once. */
@@ -1283,7 +864,7 @@ static void schedules_release(struct wq_worker *w)
 	wq_error e;
 
 	if (wq__sched_release(w->db, &w->sched, w->registered ? w->self.id : NULL, &e) != WQ_OK)
-		wlog(w, "warning", "schedules: releasing the leases: %s", e.message);
+		wq__worker_log(w, "warning", "schedules: releasing the leases: %s", e.message);
 }
 
 void wq_worker_set_scheduler(wq_worker *w, int on)
@@ -1400,13 +981,13 @@ static void check_cancels(struct wq_worker *w)
 			if (j->t.id != ids[i] || (!j->sp && !j->ip) || j->stop != WQ__STOP_NONE ||
 			    strcmp(j->instance, w->self.id) != 0)
 				continue;
-			if (!job_terminate(w, j, WQ_JOB_STOP_CANCEL))
+			if (!wq__job_terminate(w, j, WQ_JOB_STOP_CANCEL))
 				continue;
 			j->stop = WQ__STOP_CANCEL;
-			wlog(w, "info",
+			wq__worker_log(w, "info",
 			     "task %" PRId64 " attempt %s: cancel requested: SIGTERM, SIGKILL after %s",
 			     j->t.id, j->attempt_id, dur(w->cfg->kill_grace, g, sizeof(g)));
-			stop_event(w, j, "cancel-requested");
+			wq__worker_stop_event(w, j, "cancel-requested");
 		}
 	}
 	free(ids);
@@ -1456,11 +1037,11 @@ static void apply_policy(struct wq_worker *w)
 								  sizeof(note));
 			WQ__STORE_RETRY(rc, w->db, resolve, &r, &e);
 			if (rc == WQ_OK)
-				wlog(w, "info", "task %" PRId64 " (%s) resolved by policy: %s", t.id,
+				wq__worker_log(w, "info", "task %" PRId64 " (%s) resolved by policy: %s", t.id,
 				     t.reason[0] ? t.reason : "interrupted",
 				     r.decision == WQ_RESOLVE_RETRY ? "retry" : "failed");
 			else if (rc != WQ_ESTATE && rc != WQ_ENOTFOUND)
-				wlog(w, "error", "task %" PRId64 ": policy resolve: %s", t.id,
+				wq__worker_log(w, "error", "task %" PRId64 ": policy resolve: %s", t.id,
 				     e.message);
 		}
 		free(ids);
@@ -1481,7 +1062,7 @@ static int stop_lost(struct wq_worker *w, const char *old_id)
 	for (struct wq__job *j = w->jobs; j; j = j->next) {
 		if ((!j->sp && !j->ip) || strcmp(j->instance, old_id) != 0)
 			continue;
-		job_terminate(w, j, WQ_JOB_STOP_LOST);
+		wq__job_terminate(w, j, WQ_JOB_STOP_LOST);
 		if (j->stop == WQ__STOP_NONE)
 			j->stop = WQ__STOP_LOST;
 		n++;
@@ -1516,7 +1097,7 @@ static void beat_once(struct wq_worker *w)
 			char g[32];
 			int mine = stop_lost(w, w->self.id);
 
-			wlog(w, "error",
+			wq__worker_log(w, "error",
 			     "instance %s was declared lost by another worker: stopping its %d "
 			     "running handler(s) (SIGTERM, SIGKILL after %s); their outcomes will not "
 			     "be recorded (stale-outcome)",
@@ -1532,7 +1113,7 @@ static void beat_once(struct wq_worker *w)
 		if (rc == WQ_OK) {
 			w->registered = 1;
 			w->last_beat = now;
-			wlog(w, "info", "re-registered as instance %s", w->self.id);
+			wq__worker_log(w, "info", "re-registered as instance %s", w->self.id);
 		} else {
 			char what[WQ_NAME_MAX + 32];
 
@@ -1553,7 +1134,7 @@ static void maintain(struct wq_worker *w, int heartbeat)
 	retry_unrecorded(w, 0);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
-	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wlog, w,
+	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wq__worker_log, w,
 				  &e);
 	if (rc != WQ_OK)
 		store_failed(w, "recovery", &e);
@@ -1611,7 +1192,7 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 		if (opts->db_url)
 			w->db_url = strdup(opts->db_url);
 	}
-	/* Kinds without a section registered later join at wq_worker_run (inproc_prepare),
+	/* Kinds without a section registered later join at wq_worker_run (wq__inproc_prepare),
 	 * which also refuses a worker with no kind at all. */
 	w->kinds = calloc(cfg->nkinds ? cfg->nkinds : 1, sizeof(*w->kinds));
 	w->kind_max_attempts = calloc(cfg->nkinds ? cfg->nkinds : 1, sizeof(int));
@@ -1659,7 +1240,7 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	{
 		struct wq__deliver_opts dopts = {
 			.loop = &w->loop, .db = db, .cfg = cfg, .setpriv = w->setpriv,
-			.log = wlog, .on_settled = on_delivery_settled, .ud = w,
+			.log = wq__worker_log, .on_settled = on_delivery_settled, .ud = w,
 		};
 
 		if (wq__deliver_new(&dopts, &w->dl, &e) != WQ_OK) {
@@ -1692,7 +1273,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 		return wq__err(err, WQ_EINVAL, "wq_worker_run: a worker runs only once");
 	w->ran = 1;
 
-	if ((rc = inproc_prepare(w, &e)) != WQ_OK) {
+	if ((rc = wq__inproc_prepare(w, &e)) != WQ_OK) {
 		if (err)
 			*err = e;
 		return rc;
@@ -1713,7 +1294,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 	k[0] = '\0';
 	for (size_t i = 0; i < w->nkinds && kl < sizeof(k); i++)
 		kl += (size_t)snprintf(k + kl, sizeof(k) - kl, "%s%s", i ? ", " : "", w->kinds[i]);
-	wlog(w, "info", "instance %s started (pid %" PRId64 ", concurrency %d, kinds: %s)",
+	wq__worker_log(w, "info", "instance %s started (pid %" PRId64 ", concurrency %d, kinds: %s)",
 	     w->self.id, w->self.pid, w->concurrency, k);
 
 	/* A handler that exits before reading all of its stdin must give EPIPE on the
