@@ -127,8 +127,6 @@ void wq__worker_stop_event(struct wq_worker *w, struct wq__job *j, const char *w
 		     e.message);
 }
 
-static void retry_unrecorded(struct wq_worker *w, int give_up);
-
 static void kill_rest(struct wq_worker *w)
 {
 	char g[32];
@@ -137,7 +135,7 @@ static void kill_rest(struct wq_worker *w)
 		return;
 	w->phase = WQ__PH_KILLING;
 	uv_timer_stop(&w->drain);
-	retry_unrecorded(w, 1);
+	wq__worker_retry_unrecorded(w, 1);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
 	/* Deliveries still sending stay `sending`: recovery retries them (uncertain). */
@@ -265,7 +263,7 @@ static void store_fatal(struct wq_worker *w, wq_rc rc, const char *fmt, ...)
 }
 
 /* The store took a write. */
-static void store_wrote(struct wq_worker *w)
+void wq__worker_store_wrote(struct wq_worker *w)
 {
 	w->store_failures = 0;
 }
@@ -274,8 +272,8 @@ static void store_wrote(struct wq_worker *w)
  * outcome offered again, already logged once), and stops the worker when the error is
  * not transient, or under --until-idle when transient errors did not clear (see
  * WQ__IDLE_STORE_TRIES). */
-static void store_failed_how(struct wq_worker *w, const char *what, const wq_error *e,
-			     int quiet)
+void wq__worker_store_failed_how(struct wq_worker *w, const char *what, const wq_error *e,
+				 int quiet)
 {
 	int64_t now = wq_now();
 
@@ -299,7 +297,7 @@ static void store_failed_how(struct wq_worker *w, const char *what, const wq_err
 
 static void store_failed(struct wq_worker *w, const char *what, const wq_error *e)
 {
-	store_failed_how(w, what, e, 0);
+	wq__worker_store_failed_how(w, what, e, 0);
 }
 
 /* ------------------------------------------------------------------ outcomes ---- */
@@ -318,6 +316,21 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	free(j);
 }
 
+static void after_finish(struct wq_worker *w);
+
+/* Job j is settled (its outcome recorded, refused or given up): forget it, and move the
+ * worker on (claim again, or finish the drain). */
+void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j)
+{
+	unlink_job(w, j);
+	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
+		if (busy(w) == 0)
+			shutdown_now(w);
+	} else {
+		after_finish(w);
+	}
+}
+
 static void on_kick(uv_timer_t *t);
 static void beat_once(struct wq_worker *w);
 static int lost_running(const struct wq_worker *w);
@@ -329,19 +342,6 @@ static void after_finish(struct wq_worker *w)
 		uv_timer_start(&w->kick, on_kick, 0, 0);
 }
 
-static const char *finish_name(enum wq__finish_kind k)
-{
-	switch (k) {
-	case WQ__FINISH_SUCCEEDED: return "succeeded";
-	case WQ__FINISH_RETRY: return "retry";
-	case WQ__FINISH_FAILED: return "failed";
-	case WQ__FINISH_INTERRUPTED: return "interrupted";
-	case WQ__FINISH_CANCELLED: return "cancelled";
-	}
-	return "?";
-}
-
-/* One printable line of handler stderr for the log: its last line, truncated. */
 static void stderr_summary(const struct wq__spawn_result *r, int with_line, char *buf,
 			   size_t sz)
 {
@@ -371,79 +371,6 @@ static void stderr_summary(const struct wq__spawn_result *r, int with_line, char
 	snprintf(buf, sz, "; stderr %zu bytes, last line \"%s\"", r->err_total, line);
 }
 
-static void describe(const struct wq__job *j, const struct wq__outcome *o, char *what,
-		     size_t sz)
-{
-	char when[WQ_TIME_BUFSZ];
-
-	switch (o->kind) {
-	case WQ__FINISH_SUCCEEDED:
-		if (o->outcome)
-			snprintf(what, sz, "succeeded (%s)", o->outcome);
-		else if (o->result)
-			snprintf(what, sz, "succeeded (result %zu bytes)", o->result_len);
-		else
-			snprintf(what, sz, "succeeded (no result)");
-		break;
-	case WQ__FINISH_RETRY:
-		snprintf(what, sz, "failed (%s%s%s); retry %d/%d at %s", o->reason,
-			 o->reason_detail ? "; " : "", o->reason_detail ? o->reason_detail : "",
-			 j->t.attempt + 1, j->max_attempts, wq_time_format(o->retry_at, when));
-		break;
-	case WQ__FINISH_CANCELLED:
-		snprintf(what, sz, "cancelled (handler confirmed it stopped)");
-		break;
-	default:
-		snprintf(what, sz, "%s: %s%s%s", finish_name(o->kind), o->reason,
-			 o->reason_detail ? "; " : "", o->reason_detail ? o->reason_detail : "");
-		break;
-	}
-}
-
-/* Logs how the store took j's outcome, forgets the job, and moves the worker on. */
-static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const wq_error *e)
-{
-	enum wq__finish_kind k = j->saved.kind;
-
-	if (rc == WQ_OK)
-		store_wrote(w);
-	if (rc == WQ_OK && j->uncertain[0]) {
-		wq__worker_log(w, "warning",
-		     "task %" PRId64 " attempt %s interrupted: uncertain-effect %s (it found the "
-		     "effect begun by an earlier attempt, never confirmed); the handler reported: "
-		     "%s%s",
-		     j->t.id, j->attempt_id, j->uncertain, j->what, j->note);
-	} else if (rc == WQ_OK && j->cancel_effect[0]) {
-		wq__worker_log(w, "warning",
-		     "task %" PRId64 " attempt %s interrupted: cancelled-while-running (effect %s "
-		     "begun, not confirmed); the handler reported: %s%s",
-		     j->t.id, j->attempt_id, j->cancel_effect, j->what, j->note);
-	} else if (rc == WQ_OK) {
-		wq__worker_log(w, k == WQ__FINISH_SUCCEEDED || k == WQ__FINISH_CANCELLED ||
-				k == WQ__FINISH_RETRY ? "info" : "warning",
-		     "task %" PRId64 " attempt %s %s%s", j->t.id, j->attempt_id, j->what, j->note);
-	} else if (rc == WQ_ESTALE) {
-		wq__worker_log(w, "warning",
-		     "task %" PRId64 " attempt %s lost: it no longer owns the task (instance %s); "
-		     "outcome \"%s\" not recorded",
-		     j->t.id, j->attempt_id, j->instance, j->what);
-	} else {
-		/* Given up (the drain's deadline, no memory to keep it, a definite refusal):
-		 * once this instance is unregistered, recovery interrupts the task
-		 * (worker-lost), so the uncertainty stays visible. */
-		wq__worker_log(w, "error",
-		     "task %" PRId64 " attempt %s: outcome \"%s\" NOT recorded: %s (the task "
-		     "stays running until a recovery finds this worker gone and interrupts it)",
-		     j->t.id, j->attempt_id, j->what, e->message);
-	}
-	unlink_job(w, j);
-	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
-		if (busy(w) == 0)
-			shutdown_now(w);
-	} else {
-		after_finish(w);
-	}
-}
 
 /* A delivery left its slot (deliver.c). */
 static void on_delivery_settled(void *ud)
@@ -458,100 +385,6 @@ static void on_delivery_settled(void *ud)
 	}
 }
 
-/* Keeps o (deep copy) in j for later; 0 on success. */
-static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
-{
-	j->saved = *o;
-	if (o->result) {
-		if (!(j->saved_result = malloc(o->result_len ? o->result_len : 1)))
-			return -1;
-		memcpy(j->saved_result, o->result, o->result_len);
-		j->saved.result = j->saved_result;
-	}
-	if (o->reason)
-		j->saved.reason = strcpy(j->saved_reason, o->reason);
-	if (o->reason_detail)
-		j->saved.reason_detail = strcpy(j->saved_detail, o->reason_detail);
-	if (o->result_sha256)
-		j->saved.result_sha256 = strcpy(j->saved_sha, o->result_sha256);
-	j->unrecorded = 1;
-	return 0;
-}
-
-/*
- * Records o for job j (retrying WQ_EBUSY briefly); when the store does not take it (see
- * wq__outcome_keep) the outcome is kept and offered again by retry_unrecorded(). `note`
- * is extra log text.
- */
-void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
-		       const char *note)
-{
-	wq_error e;
-	wq_rc rc;
-
-	o->task_id = j->t.id;
-	o->attempt = j->t.attempt;
-	o->instance = j->instance;
-	o->now = wq_now();
-	describe(j, o, j->what, sizeof(j->what));
-	snprintf(j->note, sizeof(j->note), "%s", note ? note : "");
-	j->saved.kind = o->kind;
-	j->uncertain[0] = '\0';
-	o->uncertain_out = j->uncertain;
-	j->cancel_effect[0] = '\0';
-	o->cancel_effect_out = j->cancel_effect;
-
-	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
-	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
-		wq__worker_log(w, "warning",
-		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
-		     "(%s); it is kept and recorded once the store takes writes again",
-		     j->t.id, j->attempt_id, j->what, e.message);
-		return;
-	}
-	settle_job(w, j, rc, &e);
-}
-
-/* Offers kept outcomes (tasks and deliveries) to the store again (poll and heartbeat
- * ticks). With `give_up` (the drain's deadline) the ones the store still does not take
- * are logged and dropped: recovery will interrupt those tasks (worker-lost) and retry
- * those deliveries (delivery-uncertain), so the uncertainty stays visible. */
-static void retry_unrecorded(struct wq_worker *w, int give_up)
-{
-	struct wq__job *j = w->jobs, *next;
-	wq_error e;
-	wq_rc rc;
-
-	for (; j; j = next) {
-		next = j->next;
-		if (!j->unrecorded)
-			continue;
-		rc = WQ__STORE(w->db, finish, &j->saved, &e);
-		if (wq__outcome_keep(rc) && !give_up) {
-			store_failed_how(w, "recording a kept outcome", &e, 1);
-			if (w->phase == WQ__PH_CLOSING)
-				return;
-			continue;
-		}
-		settle_job(w, j, rc, &e);
-	}
-	if (w->phase != WQ__PH_CLOSING)
-		wq__deliver_retry_unrecorded(w->dl, give_up);
-}
-
-/* The kind's policy for job j (outcome.h). */
-void wq__worker_job_policy(const struct wq__job *j, struct wq__run_policy *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->attempt = j->t.attempt;
-	p->max_attempts = j->max_attempts;
-	if (j->kind) {
-		p->backoff_base = j->kind->retry_backoff;
-		p->backoff_max = j->kind->retry_backoff_max;
-		p->timeout = j->kind->timeout;
-		p->on_interrupt_retry = j->kind->on_interrupt == WQ__ON_INTERRUPT_RETRY;
-	}
-}
 
 /* The handler ended (all output read): decide what it means (outcome.c), attach the
  * result to a success, record. */
@@ -612,24 +445,6 @@ static void on_timeout(struct wq__spawn *sp, void *ud)
 }
 
 /* ------------------------------------------------------------------ starting ---- */
-
-/* The handler of job j could not be started (nothing ran): failed, spawn-failed; or, when
- * the worker ran out of resources, pending again after the backoff (spawn-resources). */
-void wq__worker_spawn_failed(struct wq__job *j, const char *why, int resources)
-{
-	struct wq__run_facts f;
-	struct wq__run_policy p;
-	struct wq__decided d;
-
-	memset(&f, 0, sizeof(f));
-	f.spawn_failed = 1;
-	f.spawn_resources = resources;
-	f.spawn_error = why;
-	f.exit_status = -1;
-	wq__worker_job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
-	wq__worker_finish_job(j->w, j, &d.o, NULL);
-}
 
 static void start_job(struct wq_worker *w, struct wq__claimed *c)
 {
@@ -835,7 +650,7 @@ static void claim_tasks(struct wq_worker *w)
 		return;
 	}
 	if (n > 0)
-		store_wrote(w);
+		wq__worker_store_wrote(w);
 	w->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
@@ -946,7 +761,7 @@ static void on_poll(uv_timer_t *t)
 {
 	struct wq_worker *w = t->data;
 
-	retry_unrecorded(w, 0);
+	wq__worker_retry_unrecorded(w, 0);
 	if (w->phase != WQ__PH_RUNNING)
 		return;
 	do_claim(w);
@@ -1091,7 +906,7 @@ static void beat_once(struct wq_worker *w)
 	if (w->registered) {
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
-			store_wrote(w);
+			wq__worker_store_wrote(w);
 			w->last_beat = now;
 		} else if (rc == WQ_ENOTFOUND) {
 			char g[32];
@@ -1131,7 +946,7 @@ static void maintain(struct wq_worker *w, int heartbeat)
 
 	if (heartbeat)
 		beat_once(w);
-	retry_unrecorded(w, 0);
+	wq__worker_retry_unrecorded(w, 0);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
 	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wq__worker_log, w,

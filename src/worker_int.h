@@ -129,6 +129,20 @@ void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__ou
 			   const char *note);
 void wq__worker_job_policy(const struct wq__job *j, struct wq__run_policy *p);
 void wq__worker_spawn_failed(struct wq__job *j, const char *why, int resources);
+/* The store took a write (resets the --until-idle failure count). */
+void wq__worker_store_wrote(struct wq_worker *w);
+/* A store call of the loop (`what`) failed with e: logged (unless quiet), and the worker
+ * stops when the error is not transient (or transient ones do not clear under
+ * --until-idle). */
+void wq__worker_store_failed_how(struct wq_worker *w, const char *what, const wq_error *e,
+				 int quiet);
+/* Job j is settled: forgotten, and the worker moves on (claims, or ends its drain). */
+void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j);
+
+/* worker_record.c */
+/* Offers kept outcomes (tasks and deliveries) to the store again; with give_up (the
+ * drain's deadline) those it still refuses are logged and dropped. */
+void wq__worker_retry_unrecorded(struct wq_worker *w, int give_up);
 
 /* worker_inproc.c */
 /* At wq_worker_run: every configured kind has a command or a registered handler; the
