@@ -107,8 +107,8 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 }
 
 /* Runs statement id, calling fn for each row; *nrows and *changes when non-NULL. Outside
- * a transaction the core runs reads only: a driver may run one again on a new connection
- * (it changed nothing). Every write is inside wq__begin..wq__end. */
+ * a transaction the core runs reads, and single-statement writes through wq__write1 on
+ * drivers with WQ__SQL_CAP_AUTOCOMMIT (the driver never repeats those). */
 static wq_rc query(struct wq__store *s, int id, const struct wq__arg *a, int n, wq__row_fn fn,
 		   void *ctx, size_t *nrows, int64_t *changes, const char *what, wq_error *err)
 {
@@ -250,8 +250,19 @@ wq_rc wq__select1(struct wq__store *s, int id, const struct wq__arg *a, int n,
 wq_rc wq__write1(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *changes,
 		 const char *what, wq_error *err)
 {
-	wq_rc rc = wq__begin(s, 1, err);
+	wq_rc rc;
 
+	if (s->drv->caps & WQ__SQL_CAP_AUTOCOMMIT) {
+		/* The statement is its own transaction: one round trip. A lost answer is
+		 * COMMIT_UNKNOWN from the driver, worded as retry-safe below. */
+		s->retry_safe = 1;
+		s->last_sqlerr = 0;
+		rc = wq__run(s, id, a, n, changes, what, err);
+		s->commit_lost = rc && s->last_sqlerr == WQ__SQL_COMMIT_UNKNOWN;
+		s->retry_safe = 0;
+		return rc;
+	}
+	rc = wq__begin(s, 1, err);
 	if (rc)
 		return rc;
 	s->retry_safe = 1; /* one row written again, or found written: harmless */

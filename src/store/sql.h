@@ -56,6 +56,10 @@ enum {
 	WQ__SQL_CAP_COMMIT_LOST = 1u << 2, /* commit() may answer WQ__SQL_COMMIT_UNKNOWN */
 	WQ__SQL_CAP_PROBE_FIRST = 1u << 3, /* single writer: probe with a read before a write
 					    * transaction, so idle workers never take the lock */
+	WQ__SQL_CAP_AUTOCOMMIT = 1u << 4,  /* a write statement outside a transaction is its
+					    * own transaction, never run twice by the driver:
+					    * a lost answer is WQ__SQL_COMMIT_UNKNOWN. One round
+					    * trip instead of three (BEGIN, statement, COMMIT) */
 };
 
 /* One bound argument. Build them with the WQ__A* macros. */
@@ -97,7 +101,9 @@ struct wq__sql_driver {
 	void (*rollback)(struct wq__conn *c);
 
 	/* Runs statement `id` (enum wq__sql_id) with nargs arguments. On success *cur is the
-	 * open statement: step it for rows, then wq__sql_done. On failure *cur is NULL. */
+	 * open statement: step it for rows, then wq__sql_done. On failure *cur is NULL.
+	 * Outside a transaction a driver runs a statement again after a reconnect only when
+	 * that is safe: a read, or a statement that never reached the server. */
 	int (*exec)(struct wq__conn *c, int id, const struct wq__arg *args, int nargs,
 		    struct wq__cursor **cur);
 	/* The next row: 1 row, 0 no more rows, or -(enum wq__sqlerr) on failure. */

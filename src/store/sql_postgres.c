@@ -14,9 +14,14 @@
  * LISTEN die with the session: the cache is cleared, LISTEN redone. libpq makes its
  * socket close-on-exec itself (test_sql_postgres checks it, also after a reconnect).
  *
- * INVARIANT the retry relies on: the core runs only reads outside a transaction. So a
- * statement outside a transaction that failed because the connection died, and whose
- * connection came back at once, is run again once: it changed nothing. BEGIN likewise.
+ * Outside a transaction a statement is its own transaction (autocommit). Only what is
+ * safe to repeat is repeated after a reconnect: a read (a statement whose text begins
+ * with SELECT) that failed because the connection died, and whose connection came back
+ * at once, runs again once: it changed nothing. BEGIN likewise, and any statement whose
+ * failure came before it was sent (its prepare). A write outside a transaction that was
+ * sent and got no answer may or may not have committed: it is COMMIT_UNKNOWN, exactly
+ * like a COMMIT whose answer was lost, and never repeated here — the core decides
+ * whether a repeat is safe (sql.c, retry_safe).
  */
 #include "internal.h"
 #include "sql.h"
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define RECONNECT_MIN_US (100 * WQ__US_PER_MS)
@@ -42,6 +48,8 @@ struct wq__conn {
 	char lost[256];                      /* why the connection went bad, one line */
 	unsigned char prepared[WQ__SQL_COUNT]; /* on the current connection */
 	int nparams[WQ__SQL_COUNT];          /* of each prepared statement ($N it uses) */
+	/* Of each statement id: 1 a read (safe to run again), 2 a write, 0 not known yet. */
+	unsigned char kind[WQ__SQL_COUNT];
 	int in_tx;                           /* between begin and commit/rollback */
 	unsigned gen, tx_gen;                /* connection generation (now, at begin) */
 	int reconnected;                     /* the last loss was followed by a good PQreset */
@@ -535,6 +543,21 @@ static int cursor_init(struct wq__conn *c, struct wq__cursor *cur, PGresult *res
 	return WQ__SQL_OK;
 }
 
+/* 1 when statement `id` only reads: its text begins with SELECT (a data-modifying CTE
+ * begins with WITH, and counts as a write). */
+static int is_read(struct wq__conn *c, int id)
+{
+	const char *t;
+
+	if (!c->kind[id]) {
+		t = nz(wq__sql_text(wq__postgres_driver.dialect, id));
+		while (*t == ' ' || *t == '\n' || *t == '\t' || *t == '(')
+			t++;
+		c->kind[id] = strncasecmp(t, "SELECT", 6) == 0 ? 1 : 2;
+	}
+	return c->kind[id] == 1;
+}
+
 static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int nargs,
 		   struct wq__cursor **out)
 {
@@ -543,7 +566,7 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	char name[24];
 	PGresult *res;
 	ExecStatusType st;
-	int rc, retry = !c->in_tx; /* see the invariant at the top of this file */
+	int rc, sent, retry = !c->in_tx; /* see the top of this file */
 
 	*out = NULL;
 	if (id < 0 || id >= WQ__SQL_COUNT)
@@ -560,8 +583,10 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 		if (rc)
 			break;
 		c->reconnected = 0;
+		sent = 0;
 		rc = c->prepared[id] ? WQ__SQL_OK : prepare(c, id, name);
 		if (rc == WQ__SQL_OK) {
+			sent = 1;
 			if (nargs < c->nparams[id]) {
 				rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
 				break;
@@ -578,6 +603,11 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 			}
 			rc = pg_fail(c, res);
 			PQclear(res);
+		}
+		/* An autocommitted write sent without an answer: it may have committed. */
+		if (rc == WQ__SQL_LOST && !c->in_tx && sent && !is_read(c, id)) {
+			rc = WQ__SQL_COMMIT_UNKNOWN;
+			break;
 		}
 		if (rc != WQ__SQL_LOST || !retry || !c->reconnected)
 			break;
@@ -689,7 +719,8 @@ static int pg_wakeup_drain(struct wq__conn *c)
 
 const struct wq__sql_driver wq__postgres_driver = {
 	.name = "postgres",
-	.caps = WQ__SQL_CAP_SKIP_LOCKED | WQ__SQL_CAP_NOTIFY | WQ__SQL_CAP_COMMIT_LOST,
+	.caps = WQ__SQL_CAP_SKIP_LOCKED | WQ__SQL_CAP_NOTIFY | WQ__SQL_CAP_COMMIT_LOST |
+		WQ__SQL_CAP_AUTOCOMMIT,
 	.dialect = &wq__postgres_dialect,
 	.open = pg_open, .close = pg_close, .label = pg_label, .errmsg = pg_errmsg,
 	.begin = pg_begin, .commit = pg_commit, .rollback = pg_rollback,

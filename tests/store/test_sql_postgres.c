@@ -454,6 +454,47 @@ static void test_commit_unknown(void **state)
 	D->close(c);
 }
 
+/* A write outside a transaction (autocommit): run once on the new connection when the
+ * old one was found dead before it was sent; COMMIT_UNKNOWN, never repeated, when it was
+ * sent and the answer was lost (it may have committed). */
+static void test_autocommit_write(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-auto"), WQ__AT("")};
+	struct killer k = {0};
+	pthread_t th;
+	PGconn *pg = other();
+	PGresult *res;
+	int64_t pid;
+
+	(void)state;
+	assert_true(D->caps & WQ__SQL_CAP_AUTOCOMMIT);
+	pid = read_i64(c, T_PID, NULL, 0);
+	terminate(D->wakeup_fd(c), pid);
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_true(read_i64(c, T_PID, NULL, 0) != pid);
+
+	other_sql(pg, "CREATE OR REPLACE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS "
+		      "$$BEGIN PERFORM pg_sleep(60); RETURN NULL; END$$");
+	other_sql(pg, "CREATE TRIGGER slow_auto AFTER INSERT ON instances FOR EACH ROW "
+		      "WHEN (NEW.id = 'inst-auto2') EXECUTE FUNCTION slow()");
+	a[0] = WQ__AT("inst-auto2");
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	/* A repeat would sleep 60 s on the new backend and then answer OK. */
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_COMMIT_UNKNOWN);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+	res = PQexec(pg, "SELECT count(*) FROM instances WHERE id = 'inst-auto2'");
+	assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+	assert_string_equal(PQgetvalue(res, 0, 0), "0");
+	PQclear(res);
+	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid); /* reconnected */
+	other_sql(pg, "DROP TRIGGER slow_auto ON instances");
+	PQfinish(pg);
+	D->close(c);
+}
+
 /* Waits (bounded) until fd is readable. */
 static void readable(int fd)
 {
@@ -574,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_lost_midway),
 		cmocka_unit_test(test_commit_unknown),
+		cmocka_unit_test(test_autocommit_write),
 		cmocka_unit_test(test_wakeup),
 	};
 	int rc = db_setup();
