@@ -453,7 +453,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	struct wq__outcome o;
 	char e_task[48], e_attempt[80], e_op[WQ_KEY_MAX + 32], e_tenant[WQ_NAME_MAX + 32];
 	char e_scope[WQ_NAME_MAX + 32], e_pv[48], e_deadline[WQ_TIME_BUFSZ + 32];
-	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ], ev[160];
+	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ];
 	char idem[WQ_IDEMPOTENCY_KEY_BUFSZ], e_idem[WQ_IDEMPOTENCY_KEY_BUFSZ + 32];
 	char *e_db = NULL;
 	const char *env[12];
@@ -576,12 +576,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 		return;
 	}
 
-	snprintf(ev, sizeof(ev), "{\"attempt_id\":\"%s\",\"pid\":%d}", j->attempt_id,
-		 wq__spawn_pid(j->sp));
-	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "started", j->instance, ev,
-			wq_now(), &e);
-	if (rc != WQ_OK)
-		wq__worker_log(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
+	/* Its `started` event was appended by the claim (store.h, wq__claim_req). */
 	wq__worker_log(w, "info", "task %" PRId64 " attempt %s started (kind %s, pid %d)", j->t.id,
 	     j->attempt_id, j->t.kind, wq__spawn_pid(j->sp));
 }
@@ -609,6 +604,18 @@ static void check_idle(struct wq_worker *w)
 	if (wq__deliver_keeps_alive(w->dl, now + WQ__IDLE_HORIZON))
 		return; /* a delivery in flight, or due now or in a moment */
 	begin_drain(w, "idle");
+}
+
+/* w->kind_in_process, once the registered kinds have joined w->kinds; NULL when out of
+ * memory (the `started` events then do not say in_process). */
+static const int *kinds_in_process(struct wq_worker *w)
+{
+	if (!w->kind_in_process && (w->kind_in_process = calloc(w->nkinds + 1, sizeof(int))))
+		for (size_t i = 0; i < w->nkinds; i++)
+			for (size_t k = 0; k < w->ninproc; k++)
+				if (strcmp(w->kinds[i], w->inproc[k].kc.name) == 0)
+					w->kind_in_process[i] = 1;
+	return w->kind_in_process;
 }
 
 static void claim_tasks(struct wq_worker *w)
@@ -642,6 +649,7 @@ static void claim_tasks(struct wq_worker *w)
 	req.kinds = w->kinds;
 	req.nkinds = w->nkinds;
 	req.max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
+	req.in_process = kinds_in_process(w);     /* for the `started` events */
 	req.limit = slots;
 	req.now = wq_now();
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
@@ -1176,6 +1184,7 @@ void wq_worker_free(wq_worker *w)
 	}
 	free(w->kinds);
 	free(w->kind_max_attempts);
+	free(w->kind_in_process);
 	free(w->host);
 	free(w->db_url);
 	free(w);

@@ -289,9 +289,7 @@ static struct wq_job *inproc_job(struct wq_worker *w, struct wq__job *j, wq_erro
 void wq__inproc_start(struct wq_worker *w, struct wq__job *j)
 {
 	struct wq_job *job;
-	char ev[160];
 	wq_error e;
-	wq_rc rc;
 
 	if (!(job = inproc_job(w, j, &e))) {
 		wq__worker_spawn_failed(j, e.message, e.code == WQ_ENOMEM);
@@ -309,10 +307,6 @@ void wq__inproc_start(struct wq_worker *w, struct wq__job *j)
 	j->ip = job;
 	wq__pool_submit(w->pool, job);
 
-	snprintf(ev, sizeof(ev), "{\"attempt_id\":\"%s\",\"in_process\":true}", j->attempt_id);
-	WQ__STORE_RETRY(rc, w->db, event, j->t.id, j->t.attempt, "started", j->instance, ev,
-			wq_now(), &e);
-	if (rc != WQ_OK)
-		wq__worker_log(w, "warning", "task %" PRId64 ": recording started: %s", j->t.id, e.message);
+	/* Its `started` event (in_process) was appended by the claim (worker.c). */
 }
 

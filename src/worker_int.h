@@ -79,6 +79,8 @@ struct wq_worker {
 	char setpriv[4096];
 	const char **kinds;
 	int *kind_max_attempts; /* parallel to kinds: the kind's max_attempts, 0: none */
+	int *kind_in_process;   /* parallel to kinds (set at the first claim): 1 for a kind
+				 * with an in-process handler; NULL until then */
 	size_t nkinds;
 	int concurrency;
 

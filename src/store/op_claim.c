@@ -121,8 +121,31 @@ static wq_rc claim_limits(const struct wq__claim_req *req, char **out, wq_error 
 	return WQ_OK;
 }
 
+/* 1 when kind runs in-process (req->in_process). */
+static int claim_in_process(const struct wq__claim_req *req, const char *kind)
+{
+	for (size_t i = 0; req->in_process && i < req->nkinds; i++)
+		if (strcmp(req->kinds[i], kind) == 0)
+			return req->in_process[i];
+	return 0;
+}
+
+/* The attempt's `started` event, in the claim's transaction: the worker starts every task
+ * it claimed at once (a start that fails records its outcome after it), so one commit
+ * serves both. The handler's pid is in the worker's log line. */
+static wq_rc started_event(struct wq__store *s, const struct wq__claim_req *req,
+			   const struct wq__claimed *c, wq_error *err)
+{
+	if (claim_in_process(req, c->kind))
+		return wq__eventf(s, c->id, req->now, c->attempt, "started", req->instance, err,
+				  "ab", c->id, c->attempt, "in_process", 1);
+	return wq__eventf(s, c->id, req->now, c->attempt, "started", req->instance, err, "a",
+			  c->id, c->attempt);
+}
+
 /* Within the claim transaction: the tasks of lost claims first (they keep their attempt
- * and their `claimed` event), then new ones, each with an attempts row and an event. */
+ * and their `claimed` and `started` events), then new ones, each with an attempts row and
+ * its events. */
 static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
 			struct wq__vec *v, wq_error *err)
 {
@@ -162,6 +185,8 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 		if (rc)
 			return rc;
 		rc = wq__locks_take(s, &x->c, req->instance, req->now, err); /* issue 10 */
+		if (!rc)
+			rc = started_event(s, req, &x->c, err);
 		if (rc)
 			return rc;
 	}

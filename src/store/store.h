@@ -121,6 +121,10 @@ struct wq__claim_req {
 	 * the task's own. The claim records it on the task row (tasks.max_attempts, so
 	 * list/show print the limit that applies) and hands it out in max_attempts. */
 	const int *max_attempts;
+	/* Parallel to kinds, or NULL: 1 for a kind run by an in-process handler. Each
+	 * claimed attempt's `started` event is appended in the claim's transaction (no
+	 * transaction of its own per start) and says in_process for those. */
+	const int *in_process;
 };
 
 /* The outcome of one attempt, recorded by finish(). */
