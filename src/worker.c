@@ -1055,6 +1055,7 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	uv_timer_init(&w->loop, &w->drain);
 	uv_timer_init(&w->loop, &w->kick);
 	w->poll.data = w->beat.data = w->drain.data = w->kick.data = w;
+	wq__record_init(w);
 	if (w->handle_signals) {
 		uv_signal_init(&w->loop, &w->sigterm);
 		uv_signal_init(&w->loop, &w->sigint);

@@ -42,6 +42,7 @@ struct wq__job {
 	 * is recorded once the store takes writes again, never lost and never re-run. The
 	 * job keeps its slot meanwhile, and the drain waits for it up to drain_timeout. */
 	int unrecorded;
+	int queued; /* saved holds an outcome waiting for this loop turn's batch */
 	struct wq__outcome saved;
 	char *saved_result;
 	char saved_reason[WQ_REASON_MAX + 1], saved_detail[WQ_DETAIL_MAX + 1];
@@ -89,6 +90,10 @@ struct wq_worker {
 	uv_timer_t poll, beat, drain, kick;
 	uv_signal_t sigterm, sigint;
 	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN), or NULL */
+	/* Outcomes queued in a loop turn are recorded together after its poll phase
+	 * (worker_record.c); both run only while some are queued. */
+	uv_check_t record_check;
+	uv_idle_t record_idle;
 	int loop_ready;
 	int ran;
 
@@ -142,6 +147,8 @@ void wq__worker_store_failed_how(struct wq_worker *w, const char *what, const wq
 void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j);
 
 /* worker_record.c */
+/* At wq_worker_new: the handles of the outcome batch. */
+void wq__record_init(struct wq_worker *w);
 /* Offers kept outcomes (tasks and deliveries) to the store again; with give_up (the
  * drain's deadline) those it still refuses are logged and dropped. */
 void wq__worker_retry_unrecorded(struct wq_worker *w, int give_up);

@@ -98,7 +98,7 @@ static void settle_job(struct wq_worker *w, struct wq__job *j, wq_rc rc, const w
 	wq__worker_job_gone(w, j);
 }
 
-/* Keeps o (deep copy) in j for later; 0 on success. */
+/* Keeps o (deep copy) in j->saved until the store took it; 0 on success. */
 static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
 {
 	j->saved = *o;
@@ -114,14 +114,136 @@ static int save_outcome(struct wq__job *j, const struct wq__outcome *o)
 		j->saved.reason_detail = strcpy(j->saved_detail, o->reason_detail);
 	if (o->result_sha256)
 		j->saved.result_sha256 = strcpy(j->saved_sha, o->result_sha256);
-	j->unrecorded = 1;
 	return 0;
 }
 
+/* How the outcomes of one batch are offered. */
+enum offer {
+	OFFER_FIRST,   /* just decided: WQ_EBUSY retried briefly; kept ones are logged once */
+	OFFER_AGAIN,   /* kept ones, offered again (quietly) */
+	OFFER_GIVE_UP, /* the drain's deadline: what the store still refuses is dropped */
+};
+
+/* The answer for job j: kept for later (the store did not take it), or settled. */
+static void answer(struct wq_worker *w, struct wq__job *j, wq_rc rc, const wq_error *e,
+		   enum offer how)
+{
+	if (!wq__outcome_keep(rc) || how == OFFER_GIVE_UP) {
+		settle_job(w, j, rc, e);
+		return;
+	}
+	if (how == OFFER_FIRST)
+		wq__worker_log(w, "warning",
+		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
+		     "(%s); it is kept and recorded once the store takes writes again",
+		     j->t.id, j->attempt_id, j->what, e->message);
+	j->unrecorded = 1;
+}
+
 /*
- * Records o for job j (retrying WQ_EBUSY briefly); when the store does not take it (see
- * wq__outcome_keep) the outcome is kept and offered again by retry_unrecorded(). `note`
- * is extra log text.
+ * Records the outcomes of the n jobs js in ONE store transaction (finish_batch): the
+ * group commit of SPEC §3's outcomes. Nothing is logged as recorded and no job leaves its
+ * slot before that commit answered; a refusal (WQ_ESTALE: fenced off) is that job's
+ * only. Without memory for the batch, each is recorded on its own.
+ */
+static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum offer how)
+{
+	const struct wq__outcome **os = malloc(n * sizeof(*os));
+	wq_error *errs = malloc(n * sizeof(*errs)), e;
+	wq_rc *rcs = malloc(n * sizeof(*rcs)), rc = WQ_OK;
+	size_t i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		js[i]->queued = 0;
+		js[i]->unrecorded = 0;
+		js[i]->uncertain[0] = js[i]->cancel_effect[0] = '\0';
+		js[i]->saved.uncertain_out = js[i]->uncertain;
+		js[i]->saved.cancel_effect_out = js[i]->cancel_effect;
+		if (os)
+			os[i] = &js[i]->saved;
+	}
+	if (!os || !errs || !rcs) {
+		free(os);
+		free(errs);
+		free(rcs);
+		for (i = 0; i < n; i++) { /* no memory for a batch: one at a time */
+			WQ__STORE_RETRY(rc, w->db, finish, &js[i]->saved, &e);
+			answer(w, js[i], rc, &e, how);
+		}
+		return;
+	}
+	wq__failpoint("finish"); /* the crash tests' name for recording an outcome */
+	if (how == OFFER_FIRST)
+		WQ__STORE_RETRY(rc, w->db, finish_batch, os, n, rcs, errs, &e);
+	else
+		rc = WQ__STORE(w->db, finish_batch, os, n, rcs, errs, &e);
+	if (rc == WQ_OK) /* the crash tests' stop: committed, nothing reported yet */
+		wq__failpoint("finish-committed");
+	for (i = 0; i < n; i++) {
+		if (wq__outcome_keep(rcs[i]) && how != OFFER_GIVE_UP && !kept++ && rc == WQ_OK)
+			e = errs[i]; /* the first kept one's error, for the log */
+		answer(w, js[i], rcs[i], &errs[i], how);
+	}
+	if (kept && how == OFFER_AGAIN && w->phase != WQ__PH_CLOSING)
+		wq__worker_store_failed_how(w, "recording a kept outcome", &e, 1);
+	free(os);
+	free(errs);
+	free(rcs);
+}
+
+/* The jobs with `flag` set (queued, or unrecorded and not queued); NULL when none (or out
+ * of memory: they stay for the next call). */
+static struct wq__job **jobs_with(struct wq_worker *w, int queued, size_t *n)
+{
+	struct wq__job **js, *j;
+	size_t k = 0;
+
+	for (j = w->jobs; j; j = j->next)
+		k += queued ? j->queued : j->unrecorded && !j->queued;
+	*n = 0;
+	if (k == 0 || !(js = malloc(k * sizeof(*js))))
+		return NULL;
+	for (j = w->jobs; j; j = j->next)
+		if (queued ? j->queued : j->unrecorded && !j->queued)
+			js[(*n)++] = j;
+	return js;
+}
+
+/* The outcomes that arrived in this loop turn, in one transaction. */
+static void record_queued(struct wq_worker *w)
+{
+	size_t n;
+	struct wq__job **js;
+
+	uv_check_stop(&w->record_check);
+	uv_idle_stop(&w->record_idle);
+	if ((js = jobs_with(w, 1, &n)) != NULL)
+		record_jobs(w, js, n, OFFER_FIRST);
+	free(js);
+}
+
+static void on_record_check(uv_check_t *h)
+{
+	record_queued(h->data);
+}
+
+/* An active idle handle keeps the loop from blocking in poll while outcomes wait. */
+static void on_record_idle(uv_idle_t *h)
+{
+}
+
+void wq__record_init(struct wq_worker *w)
+{
+	uv_check_init(&w->loop, &w->record_check);
+	uv_idle_init(&w->loop, &w->record_idle);
+	w->record_check.data = w->record_idle.data = w;
+}
+
+/*
+ * Queues o for job j: recorded with every other outcome that arrives in this loop turn, in
+ * one transaction, right after the loop's poll phase (uv_check); when the store does not
+ * take it (see wq__outcome_keep) it is kept and offered again by retry_unrecorded().
+ * `note` is extra log text.
  */
 void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__outcome *o,
 		       const char *note)
@@ -136,45 +258,35 @@ void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__ou
 	describe(j, o, j->what, sizeof(j->what));
 	snprintf(j->note, sizeof(j->note), "%s", note ? note : "");
 	j->saved.kind = o->kind;
-	j->uncertain[0] = '\0';
-	o->uncertain_out = j->uncertain;
-	j->cancel_effect[0] = '\0';
-	o->cancel_effect_out = j->cancel_effect;
-
-	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
-	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
-		wq__worker_log(w, "warning",
-		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
-		     "(%s); it is kept and recorded once the store takes writes again",
-		     j->t.id, j->attempt_id, j->what, e.message);
+	if (save_outcome(j, o) != 0) {
+		/* No memory to keep it: record it now, once; given up if refused. */
+		j->uncertain[0] = j->cancel_effect[0] = '\0';
+		o->uncertain_out = j->uncertain;
+		o->cancel_effect_out = j->cancel_effect;
+		WQ__STORE_RETRY(rc, w->db, finish, o, &e);
+		settle_job(w, j, rc, &e);
 		return;
 	}
-	settle_job(w, j, rc, &e);
+	j->queued = 1;
+	uv_check_start(&w->record_check, on_record_check);
+	uv_idle_start(&w->record_idle, on_record_idle);
 }
 
-/* Offers kept outcomes (tasks and deliveries) to the store again (poll and heartbeat
+/* Offers queued and kept outcomes (tasks and deliveries) to the store (poll and heartbeat
  * ticks). With `give_up` (the drain's deadline) the ones the store still does not take
  * are logged and dropped: recovery will interrupt those tasks (worker-lost) and retry
  * those deliveries (delivery-uncertain), so the uncertainty stays visible. */
 void wq__worker_retry_unrecorded(struct wq_worker *w, int give_up)
 {
-	struct wq__job *j = w->jobs, *next;
-	wq_error e;
-	wq_rc rc;
+	struct wq__job **js;
+	size_t n;
 
-	for (; j; j = next) {
-		next = j->next;
-		if (!j->unrecorded)
-			continue;
-		rc = WQ__STORE(w->db, finish, &j->saved, &e);
-		if (wq__outcome_keep(rc) && !give_up) {
-			wq__worker_store_failed_how(w, "recording a kept outcome", &e, 1);
-			if (w->phase == WQ__PH_CLOSING)
-				return;
-			continue;
-		}
-		settle_job(w, j, rc, &e);
-	}
+	record_queued(w);
+	if (w->phase == WQ__PH_CLOSING)
+		return;
+	if ((js = jobs_with(w, 0, &n)) != NULL)
+		record_jobs(w, js, n, give_up ? OFFER_GIVE_UP : OFFER_AGAIN);
+	free(js);
 	if (w->phase != WQ__PH_CLOSING)
 		wq__deliver_retry_unrecorded(w->dl, give_up);
 }

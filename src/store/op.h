@@ -195,6 +195,9 @@ extern const size_t wq__task_ncols;
  * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
 wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err);
+/* op_claim.c: finish()'s body for one outcome inside an open write transaction (the
+ * batch's too); WQ_ESTALE sets s->keep. */
+wq_rc wq__finish_in(struct wq__store *s, const struct wq__outcome *in, wq_error *err);
 /* op_lock.c (issue 10): within claim(), take the key of each newly claimed task
  * (WQ_EBUSY when one was taken concurrently: the claim rolls back); within finish() and
  * recovery, release the attempt's key. Both record their event on the task. */
@@ -224,7 +227,9 @@ wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_erro
 	X(schedule_fire)                                                                    \
 	/* turn locks, paused kinds (issue 10) */                                            \
 	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
-	X(kinds_paused)
+	X(kinds_paused)                                                                     \
+	/* group commit (issue 11) */                                                      \
+	X(finish_batch)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

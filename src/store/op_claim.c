@@ -461,7 +461,14 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 	return rc;
 }
 
-wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error *err)
+/*
+ * Finishes one task inside an already-open write transaction: the body of finish() and
+ * of finish_batch(). WQ_OK (recorded, or found recorded by an earlier call whose answer
+ * was lost), WQ_ESTALE (only its `stale-outcome` event was written, s->keep set), or an
+ * error: the caller rolls back. Work that belongs to recording an outcome (follow-ups,
+ * acknowledgements, ...) goes inside finish_body, so it commits with the outcome.
+ */
+wq_rc wq__finish_in(struct wq__store *s, const struct wq__outcome *in, wq_error *err)
 {
 	struct wq__outcome clean = *in, o;
 	struct wq__open_effect oe;
@@ -482,11 +489,7 @@ wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error 
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (finish)");
 		goto out;
 	}
-	rc = wq__begin(s, 1, err);
-	if (rc)
-		goto out;
-	s->retry_safe = 1; /* a retry recognises its own recorded outcome */
-	rc = wq__end(s, finish_body(s, &clean, &oe, &o, err), err);
+	rc = finish_body(s, &clean, &oe, &o, err);
 	if (!rc && in->uncertain_out && strcmp(wq__nz(o.reason), "uncertain-effect") == 0)
 		wq__strlcpy(in->uncertain_out, oe.name, WQ_EFFECT_NAME_MAX + 1);
 	if (!rc && in->cancel_effect_out && in->kind == WQ__FINISH_CANCELLED &&
@@ -496,6 +499,91 @@ wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error 
 out:
 	free(reason);
 	free(detail);
+	return rc;
+}
+
+wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error *err)
+{
+	wq_rc rc = wq__begin(s, 1, err);
+
+	if (rc)
+		return rc;
+	s->retry_safe = 1; /* a retry recognises its own recorded outcome */
+	return wq__end(s, wq__finish_in(s, in, err), err);
+}
+
+/* A refusal that belongs to one outcome, not to the transaction: the others of a batch
+ * still commit (each on its own, see finish_batch). */
+static int refuses_one(wq_rc rc)
+{
+	return rc == WQ_EINVAL || rc == WQ_ENOTFOUND || rc == WQ_ETOOBIG || rc == WQ_ESTATE ||
+	       rc == WQ_ECONFLICT;
+}
+
+static int by_task(const void *a, const void *b)
+{
+	const struct wq__outcome *x = *(const struct wq__outcome *const *)a;
+	const struct wq__outcome *y = *(const struct wq__outcome *const *)b;
+
+	return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
+}
+
+/* One transaction for all n outcomes; *failed the first refusal of one outcome. */
+static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_t n,
+			const struct wq__outcome *const *o, wq_rc *rcs, wq_error *errs,
+			int *refused, wq_error *err)
+{
+	wq_rc rc = wq__begin(s, 1, err);
+	size_t i, k;
+
+	*refused = 0;
+	if (rc)
+		return rc;
+	s->retry_safe = 1; /* a retry recognises each outcome it recorded */
+	for (i = 0; i < n && !rc; i++) {
+		for (k = 0; o[k] != v[i]; k++)
+			;
+		rcs[k] = wq__finish_in(s, v[i], &errs[k]);
+		if (rcs[k] == WQ_OK || rcs[k] == WQ_ESTALE)
+			continue;
+		rc = rcs[k];
+		*err = errs[k];
+		*refused = refuses_one(rc);
+		s->keep = 0; /* a stale-outcome event before does not commit this */
+	}
+	return wq__end(s, rc, err);
+}
+
+wq_rc wq__op_finish_batch(struct wq__store *s, const struct wq__outcome *const *o, size_t n,
+			  wq_rc *rcs, wq_error *errs, wq_error *err)
+{
+	const struct wq__outcome **v;
+	int refused = 0;
+	size_t i;
+	wq_rc rc;
+
+	if (n == 0)
+		return WQ_OK;
+	if (!(v = malloc(n * sizeof(*v))))
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (recording %zu outcomes)", n);
+	else {
+		/* Task order: two transactions that lock task rows take them in one order. */
+		memcpy(v, o, n * sizeof(*v));
+		qsort(v, n, sizeof(*v), by_task);
+		rc = batch_once(s, v, n, o, rcs, errs, &refused, err);
+		free(v);
+	}
+	if (rc && refused) {
+		/* One outcome was refused: nothing of the batch was kept. Each alone, so the
+		 * refusal is that outcome's only. */
+		for (i = 0; i < n; i++)
+			rcs[i] = wq__op_finish(s, o[i], &errs[i]);
+		return WQ_OK;
+	}
+	for (i = 0; rc && i < n; i++) {
+		rcs[i] = rc;
+		errs[i] = *err;
+	}
 	return rc;
 }
 

@@ -501,6 +501,16 @@ struct wq__store_methods {
 			    wq_error *err);
 	wq_rc (*kinds_paused)(struct wq__store *s, wq_kind_pause **out, size_t *n,
 			      wq_error *err);
+
+	/* group commit (issue 11) */
+	/* Records n outcomes, each with finish()'s semantics, in ONE write transaction.
+	 * WQ_OK: the transaction committed, and rcs[i] / errs[i] hold each outcome's own
+	 * answer — WQ_OK, WQ_ESTALE (only its stale-outcome event), or a refusal of that
+	 * outcome alone (the others are then recorded each in its own transaction). Any
+	 * other return (busy, I/O, a lost COMMIT answer: WQ_EBUSY, as finish()'s repeat
+	 * recognises its outcomes) means nothing was recorded, and every rcs[i] says so. */
+	wq_rc (*finish_batch)(struct wq__store *s, const struct wq__outcome *const *o, size_t n,
+			      wq_rc *rcs, wq_error *errs, wq_error *err);
 };
 
 /* The backends compiled in. */

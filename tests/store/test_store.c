@@ -1122,6 +1122,75 @@ static void paused_kind_is_not_claimed(void **state)
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 }
 
+/* ---- group commit (issue 11) ---- */
+
+/* The claim's transaction appends each claimed attempt's `started` event. */
+static void claim_records_started(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c;
+	int64_t id;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	assert_int_equal(events_of(f, id, "claimed", NULL), 1);
+	assert_int_equal(events_of(f, id, "started", NULL), 1);
+}
+
+/* Three outcomes in one transaction, the middle one fenced off (a stale attempt): the
+ * other two are recorded, the stale one leaves only its stale-outcome event; the same
+ * batch again (as after a lost COMMIT answer) recognises the recorded two. An outcome
+ * refused on its own (invalid) does not sink the others either. */
+static void finish_batch_one_stale(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c[4];
+	struct wq__outcome o[4];
+	const struct wq__outcome *v[4] = {&o[0], &o[1], &o[2], &o[3]};
+	wq_rc rcs[4];
+	wq_error errs[4], e;
+	int64_t id[4];
+	wq_task t;
+	int i, round;
+
+	instance(f, "w1");
+	for (i = 0; i < 4; i++) {
+		f->now++; /* the operation id is made of it */
+		assert_int_equal(enqueue(f, NULL, NULL, &id[i], &e), WQ_OK);
+		assert_int_equal(claim(f, "w1", &c[i]), 1);
+		o[i] = succeeded(&c[i], "w1", f->now + 5);
+	}
+	o[1].attempt = c[1].attempt + 1;
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(M->finish_batch(f->s, v, 3, rcs, errs, &e), WQ_OK);
+		assert_int_equal(rcs[0], WQ_OK);
+		assert_int_equal(rcs[1], WQ_ESTALE);
+		assert_int_equal(rcs[2], WQ_OK);
+	}
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(M->get(f->s, id[i], &t, &e), WQ_OK);
+		assert_int_equal(t.state, i == 1 ? WQ_STATE_RUNNING : WQ_STATE_SUCCEEDED);
+		assert_int_equal(events_of(f, id[i], "succeeded", NULL), i == 1 ? 0 : 1);
+		assert_int_equal(events_of(f, id[i], "stale-outcome", NULL), i == 1 ? 2 : 0);
+	}
+	/* one invalid outcome (no instance) beside two good ones */
+	o[1].attempt = c[1].attempt;
+	o[2].instance = NULL;
+	v[0] = &o[1];
+	v[1] = &o[2];
+	v[2] = &o[3];
+	assert_int_equal(M->finish_batch(f->s, v, 3, rcs, errs, &e), WQ_OK);
+	assert_int_equal(rcs[0], WQ_OK);
+	assert_int_equal(rcs[1], WQ_EINVAL);
+	assert_int_equal(rcs[2], WQ_OK);
+	assert_int_equal(M->get(f->s, id[1], &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+	assert_int_equal(M->get(f->s, id[3], &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1154,6 +1223,9 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
+		/* group commit (issue 11) */
+		cmocka_unit_test_setup_teardown(claim_records_started, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_batch_one_stale, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
