@@ -30,10 +30,13 @@ wq_rc wq_db_open(const char *url, unsigned flags, wq_db **out, wq_error *err)
 		return wq__err(err, WQ_EINVAL,
 			       "this wakeq was built without PostgreSQL support (libpq)");
 	db = calloc(1, sizeof *db);
-	if (!db)
+	if (!db || !(db->url = strdup(url))) {
+		free(db);
 		return wq__err(err, WQ_ENOMEM, "out of memory opening %s", m->name);
+	}
 	rc = m->open(url, flags, &s, err);
 	if (rc != WQ_OK) {
+		free(db->url);
 		free(db);
 		return rc;
 	}
@@ -48,6 +51,7 @@ void wq_db_close(wq_db *db)
 	if (!db)
 		return;
 	db->m->close(db->s);
+	free(db->url);
 	free(db);
 }
 

@@ -29,6 +29,7 @@ int wq__strlcpy(char *dst, const char *src, size_t dstsz);
 struct wq_db {
 	const struct wq__store_methods *m;
 	struct wq__store *s;
+	char *url; /* as opened (owned): a worker opens a second connection with it */
 };
 
 /* Calls a store method: `WQ__STORE(db, claim, &req, &out, &n, err)`. The single place

@@ -64,7 +64,7 @@ static const char *dur(int64_t us, char *buf, size_t sz)
 /* Handlers and deliveries in flight: the drain waits for both. */
 static int busy(const struct wq_worker *w)
 {
-	return w->running + wq__deliver_inflight(w->dl);
+	return w->running + wq__deliver_inflight(w->dl) + w->st.claim_busy;
 }
 
 /* ------------------------------------------------------------------ stopping ---- */
@@ -127,6 +127,17 @@ void wq__worker_stop_event(struct wq_worker *w, struct wq__job *j, const char *w
 		     e.message);
 }
 
+/* The drain's deadline: every handler still running is stopped (idempotent). */
+static void terminate_all(struct wq_worker *w)
+{
+	for (struct wq__job *j = w->jobs; j; j = j->next) {
+		if (wq__job_terminate(w, j, WQ_JOB_STOP_DRAIN)) {
+			j->stop = WQ__STOP_DRAIN;
+			wq__worker_stop_event(w, j, "drain-deadline");
+		}
+	}
+}
+
 static void kill_rest(struct wq_worker *w)
 {
 	char g[32];
@@ -146,12 +157,7 @@ static void kill_rest(struct wq_worker *w)
 	}
 	wq__worker_log(w, "warning", "drain: stopping %d handler(s) (SIGTERM, SIGKILL after %s)",
 	     w->running, dur(w->cfg->kill_grace, g, sizeof(g)));
-	for (struct wq__job *j = w->jobs; j; j = j->next) {
-		if (wq__job_terminate(w, j, WQ_JOB_STOP_DRAIN)) {
-			j->stop = WQ__STOP_DRAIN;
-			wq__worker_stop_event(w, j, "drain-deadline");
-		}
-	}
+	terminate_all(w);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
@@ -591,7 +597,7 @@ static void check_idle(struct wq_worker *w)
 	wq_rc rc;
 
 	if (!w->until_idle || w->phase != WQ__PH_RUNNING || w->running > 0 ||
-	    !w->last_claim_empty)
+	    !w->last_claim_empty || w->st.claim_busy)
 		return;
 	WQ__STORE_RETRY(rc, w->db, next_due, w->kinds, w->nkinds, &due, &any_running, &e);
 	if (rc != WQ_OK) {
@@ -627,7 +633,7 @@ static void claim_tasks(struct wq_worker *w)
 	wq_error e;
 	wq_rc rc;
 
-	if (w->phase != WQ__PH_RUNNING || !w->registered)
+	if (w->phase != WQ__PH_RUNNING || !w->registered || w->st.claim_busy)
 		return;
 	slots = w->concurrency - w->running;
 	if (slots <= 0)
@@ -652,9 +658,19 @@ static void claim_tasks(struct wq_worker *w)
 	req.in_process = kinds_in_process(w);     /* for the `started` events */
 	req.limit = slots;
 	req.now = wq_now();
+	if (wq__st_claim(w, &req))
+		return; /* the store thread claims; wq__worker_claimed starts what it got */
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
+	wq__worker_claimed(w, rc, got, n, &e);
+}
+
+/* The claim's answer: the tasks claimed are ours and run under this instance, so each is
+ * started, whatever the phase meanwhile (a drain waits for them). */
+void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, size_t n,
+			const wq_error *e)
+{
 	if (rc != WQ_OK) {
-		store_failed(w, "claim", &e);
+		store_failed(w, "claim", e);
 		return;
 	}
 	if (n > 0)
@@ -663,6 +679,15 @@ static void claim_tasks(struct wq_worker *w)
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
 	free(got);
+	if (!w->st.started)
+		return;
+	/* The claim ran off the loop: a drain may have begun meanwhile (it waited for this
+	 * answer), or this is what do_claim does after a claim. */
+	if (w->phase == WQ__PH_KILLING)
+		terminate_all(w);
+	if ((w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) && busy(w) == 0)
+		shutdown_now(w);
+	check_idle(w);
 }
 
 /* ---- schedules (issue 12): the only two calls into schedule.c ---- */
@@ -1115,6 +1140,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 	}
 	w->registered = 1;
 	w->last_beat = wq_now();
+	wq__st_start(w); /* claims and outcome batches off the loop */
 	k[0] = '\0';
 	for (size_t i = 0; i < w->nkinds && kl < sizeof(k); i++)
 		kl += (size_t)snprintf(k + kl, sizeof(k) - kl, "%s%s", i ? ", " : "", w->kinds[i]);
@@ -1168,6 +1194,7 @@ void wq_worker_free(wq_worker *w)
 		return;
 	wq__deliver_close(w->dl);
 	wq__pool_close(w->pool);
+	wq__st_stop(w); /* before its async handle closes */
 	if (w->loop_ready) {
 		uv_walk(&w->loop, close_walk, NULL);
 		uv_run(&w->loop, UV_RUN_DEFAULT);

@@ -14,6 +14,7 @@
 #include "schedule.h"
 #include "spawn.h"
 
+#include <pthread.h>
 #include <uv.h>
 
 enum wq__phase {
@@ -61,6 +62,43 @@ struct wq__job {
 	int ip_timed_out;
 };
 
+/*
+ * The worker's store thread (worker_store.c): claims and outcome batches run there, on a
+ * connection of its own, so the loop keeps starting, reaping and timing out handlers
+ * while a commit flushes. At most one claim and one outcome batch are in flight; the
+ * answers come back through `done` (uv_async) and are acted on in the loop. Fields under
+ * `mu` are shared with the thread; the rest belong to the loop.
+ */
+struct wq__store_thread {
+	pthread_t th;
+	int started;          /* the thread runs; 0: the loop makes these calls itself */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	wq_db *db;            /* the thread's connection; owned */
+	uv_async_t done;
+	int async_ready;
+	int stop;             /* under mu */
+	/* An outcome batch (arrays owned by the loop while busy). */
+	int batch_busy;       /* loop: handed over, answer not yet taken */
+	int batch_todo, batch_ready; /* under mu */
+	struct wq__job **js;
+	const struct wq__outcome **os;
+	wq_rc *rcs;
+	wq_error *errs;
+	size_t n;
+	wq_rc batch_rc;
+	wq_error batch_e;
+	/* A claim. */
+	int claim_busy;
+	int claim_todo, claim_ready; /* under mu */
+	struct wq__claim_req req;
+	char instance[WQ_NAME_MAX + 1];
+	struct wq__claimed *got; /* owned until the loop takes it */
+	size_t ngot;
+	wq_rc claim_rc;
+	wq_error claim_e;
+};
+
 /* A kind registered with wq_worker_register. */
 struct wq__inproc_kind {
 	wq_job_fn fn;
@@ -94,6 +132,7 @@ struct wq_worker {
 	 * (worker_record.c); both run only while some are queued. */
 	uv_check_t record_check;
 	uv_idle_t record_idle;
+	struct wq__store_thread st;
 	int loop_ready;
 	int ran;
 
@@ -146,7 +185,27 @@ void wq__worker_store_failed_how(struct wq_worker *w, const char *what, const wq
 /* Job j is settled: forgotten, and the worker moves on (claims, or ends its drain). */
 void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j);
 
+/* Starts tasks claimed (by the loop or the store thread): claim's answer. */
+void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, size_t n,
+			const wq_error *e);
+
+/* worker_store.c */
+/* At wq_worker_run: the store thread and its connection; on failure (logged) the loop
+ * makes every store call itself. */
+void wq__st_start(struct wq_worker *w);
+/* At wq_worker_free: waits for the call in flight, joins, closes the connection. */
+void wq__st_stop(struct wq_worker *w);
+/* Hands a batch / a claim to the thread: 1, or 0 when there is no thread (the caller
+ * makes the call). The caller checks st.batch_busy / st.claim_busy first. */
+int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outcome **os,
+		 wq_rc *rcs, wq_error *errs, size_t n);
+int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req);
+
 /* worker_record.c */
+/* The store thread's answer for a batch (arrays taken over and freed). */
+void wq__record_answer(struct wq_worker *w, struct wq__job **js,
+		       const struct wq__outcome **os, wq_rc *rcs, wq_error *errs, size_t n,
+		       wq_rc rc, const wq_error *e);
 /* At wq_worker_new: the handles of the outcome batch. */
 void wq__record_init(struct wq_worker *w);
 /* Offers kept outcomes (tasks and deliveries) to the store again; with give_up (the

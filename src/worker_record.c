@@ -140,20 +140,10 @@ static void answer(struct wq_worker *w, struct wq__job *j, wq_rc rc, const wq_er
 	j->unrecorded = 1;
 }
 
-/*
- * Records the outcomes of the n jobs js in ONE store transaction (finish_batch): the
- * group commit of SPEC §3's outcomes. Nothing is logged as recorded and no job leaves its
- * slot before that commit answered; a refusal (WQ_ESTALE: fenced off) is that job's
- * only. Without memory for the batch, each is recorded on its own.
- */
-static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum offer how)
+/* Each job's outcome is offered afresh: its out fields cleared, its flags reset. */
+static void batch_prepare(struct wq__job **js, const struct wq__outcome **os, size_t n)
 {
-	const struct wq__outcome **os = malloc(n * sizeof(*os));
-	wq_error *errs = malloc(n * sizeof(*errs)), e;
-	wq_rc *rcs = malloc(n * sizeof(*rcs)), rc = WQ_OK;
-	size_t i, kept = 0;
-
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		js[i]->queued = 0;
 		js[i]->unrecorded = 0;
 		js[i]->uncertain[0] = js[i]->cancel_effect[0] = '\0';
@@ -162,30 +152,75 @@ static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum
 		if (os)
 			os[i] = &js[i]->saved;
 	}
+}
+
+/* The store's answers for the jobs js (rc: the batch's, e: its error); frees nothing. */
+static void answers(struct wq_worker *w, struct wq__job **js, const wq_rc *rcs,
+		    const wq_error *errs, size_t n, wq_rc rc, const wq_error *e, enum offer how)
+{
+	wq_error first = *e;
+	size_t i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		if (wq__outcome_keep(rcs[i]) && how != OFFER_GIVE_UP && !kept++ && rc == WQ_OK)
+			first = errs[i]; /* the first kept one's error, for the log */
+		answer(w, js[i], rcs[i], &errs[i], how);
+	}
+	if (kept && how == OFFER_AGAIN && w->phase != WQ__PH_CLOSING)
+		wq__worker_store_failed_how(w, "recording a kept outcome", &first, 1);
+}
+
+static void record_queued(struct wq_worker *w);
+
+void wq__record_answer(struct wq_worker *w, struct wq__job **js,
+		       const struct wq__outcome **os, wq_rc *rcs, wq_error *errs, size_t n,
+		       wq_rc rc, const wq_error *e)
+{
+	answers(w, js, rcs, errs, n, rc, e, OFFER_FIRST);
+	free(js);
+	free(os);
+	free(rcs);
+	free(errs);
+	/* Outcomes that arrived during that commit: the next batch. */
+	if (w->phase != WQ__PH_CLOSING)
+		record_queued(w);
+}
+
+/*
+ * Records the outcomes of the n jobs js (an array taken over) in ONE store transaction
+ * (finish_batch): the group commit of SPEC §3's outcomes. Nothing is logged as recorded
+ * and no job leaves its slot before that commit answered; a refusal (WQ_ESTALE: fenced
+ * off) is that job's only. A first offer goes to the store thread when there is one (the
+ * answer comes back in wq__record_answer); without memory for a batch, each outcome is
+ * recorded on its own.
+ */
+static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum offer how)
+{
+	const struct wq__outcome **os = malloc(n * sizeof(*os));
+	wq_error *errs = malloc(n * sizeof(*errs)), e;
+	wq_rc *rcs = malloc(n * sizeof(*rcs)), rc = WQ_OK;
+	size_t i;
+
+	batch_prepare(js, os, n);
 	if (!os || !errs || !rcs) {
-		free(os);
-		free(errs);
-		free(rcs);
 		for (i = 0; i < n; i++) { /* no memory for a batch: one at a time */
 			WQ__STORE_RETRY(rc, w->db, finish, &js[i]->saved, &e);
 			answer(w, js[i], rc, &e, how);
 		}
-		return;
+		goto out;
 	}
-	wq__failpoint("finish"); /* the crash tests' name for recording an outcome */
+	if (how == OFFER_FIRST && wq__st_batch(w, js, os, rcs, errs, n))
+		return; /* the store thread owns the arrays until its answer */
+	wq__failpoint("finish"); /* the crash tests' name for recording outcomes */
 	if (how == OFFER_FIRST)
 		WQ__STORE_RETRY(rc, w->db, finish_batch, os, n, rcs, errs, &e);
 	else
 		rc = WQ__STORE(w->db, finish_batch, os, n, rcs, errs, &e);
 	if (rc == WQ_OK) /* the crash tests' stop: committed, nothing reported yet */
 		wq__failpoint("finish-committed");
-	for (i = 0; i < n; i++) {
-		if (wq__outcome_keep(rcs[i]) && how != OFFER_GIVE_UP && !kept++ && rc == WQ_OK)
-			e = errs[i]; /* the first kept one's error, for the log */
-		answer(w, js[i], rcs[i], &errs[i], how);
-	}
-	if (kept && how == OFFER_AGAIN && w->phase != WQ__PH_CLOSING)
-		wq__worker_store_failed_how(w, "recording a kept outcome", &e, 1);
+	answers(w, js, rcs, errs, n, rc, &e, how);
+out:
+	free(js);
 	free(os);
 	free(errs);
 	free(rcs);
@@ -217,9 +252,10 @@ static void record_queued(struct wq_worker *w)
 
 	uv_check_stop(&w->record_check);
 	uv_idle_stop(&w->record_idle);
+	if (w->st.batch_busy)
+		return; /* queued: sent when the batch in flight is answered */
 	if ((js = jobs_with(w, 1, &n)) != NULL)
 		record_jobs(w, js, n, OFFER_FIRST);
-	free(js);
 }
 
 static void on_record_check(uv_check_t *h)
@@ -286,7 +322,6 @@ void wq__worker_retry_unrecorded(struct wq_worker *w, int give_up)
 		return;
 	if ((js = jobs_with(w, 0, &n)) != NULL)
 		record_jobs(w, js, n, give_up ? OFFER_GIVE_UP : OFFER_AGAIN);
-	free(js);
 	if (w->phase != WQ__PH_CLOSING)
 		wq__deliver_retry_unrecorded(w->dl, give_up);
 }

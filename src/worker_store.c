@@ -1,0 +1,213 @@
+/*
+ * worker_store.c — the worker's store thread: claims and outcome batches off the event
+ * loop (issue 11). A commit waits for fdatasync (SQLite FULL) or a round trip and a
+ * flush (PostgreSQL); while it does, the loop goes on starting, reaping and timing out
+ * handlers, and outcomes that arrive meanwhile queue for the next batch.
+ *
+ * Invariants:
+ *  - The thread uses only its own connection (st.db); the loop's wq_db stays the loop's.
+ *  - At most one batch and one claim are in flight. Their jobs stay in the worker's slots
+ *    (w->running) and a claim in flight counts as busy, so the drain waits for both.
+ *  - The thread never logs nor touches a job: it runs the store call and hands the
+ *    answer back (uv_async); everything the answer means happens in the loop.
+ */
+#include "worker_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* $WAKEQ_FAILPOINT=finish-slow: every outcome batch takes 2 s longer, as on a slow disk
+ * (the test that the loop goes on meanwhile). */
+static void slow_commit_for_tests(void)
+{
+	struct timespec d = {2, 0};
+
+	if (wq__failpoint_hit("finish-slow"))
+		nanosleep(&d, NULL);
+}
+
+static void *thread_main(void *arg)
+{
+	struct wq_worker *w = arg;
+	struct wq__store_thread *st = &w->st;
+	wq_error e;
+	wq_rc rc;
+
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		while (!st->stop && !st->batch_todo && !st->claim_todo)
+			pthread_cond_wait(&st->cv, &st->mu);
+		if (st->batch_todo) {
+			pthread_mutex_unlock(&st->mu);
+			wq__failpoint("finish"); /* the crash tests' name for recording outcomes */
+			slow_commit_for_tests();
+			WQ__STORE_RETRY(rc, st->db, finish_batch, st->os, st->n, st->rcs, st->errs,
+					&e);
+			if (rc == WQ_OK) /* committed, nothing reported yet */
+				wq__failpoint("finish-committed");
+			pthread_mutex_lock(&st->mu);
+			st->batch_rc = rc;
+			st->batch_e = e;
+			st->batch_todo = 0;
+			st->batch_ready = 1;
+			uv_async_send(&st->done);
+			continue;
+		}
+		if (st->claim_todo) {
+			pthread_mutex_unlock(&st->mu);
+			st->got = NULL;
+			st->ngot = 0;
+			WQ__STORE_RETRY(rc, st->db, claim, &st->req, &st->got, &st->ngot, &e);
+			pthread_mutex_lock(&st->mu);
+			st->claim_rc = rc;
+			st->claim_e = e;
+			st->claim_todo = 0;
+			st->claim_ready = 1;
+			uv_async_send(&st->done);
+			continue;
+		}
+		break; /* stop, nothing to do */
+	}
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+/* Nothing in flight: the async handle must not keep uv_run alive (as w->wake). */
+static void ref_if_busy(struct wq__store_thread *st)
+{
+	if (st->batch_busy || st->claim_busy)
+		uv_ref((uv_handle_t *)&st->done);
+	else
+		uv_unref((uv_handle_t *)&st->done);
+}
+
+static void on_done(uv_async_t *a)
+{
+	struct wq_worker *w = a->data;
+	struct wq__store_thread *st = &w->st;
+	int batch, claim;
+
+	pthread_mutex_lock(&st->mu);
+	batch = st->batch_ready;
+	claim = st->claim_ready;
+	st->batch_ready = st->claim_ready = 0;
+	pthread_mutex_unlock(&st->mu);
+	if (batch) {
+		st->batch_busy = 0;
+		ref_if_busy(st);
+		wq__record_answer(w, st->js, st->os, st->rcs, st->errs, st->n, st->batch_rc,
+				  &st->batch_e);
+	}
+	if (claim) {
+		struct wq__claimed *got = st->got;
+
+		st->claim_busy = 0;
+		st->got = NULL;
+		ref_if_busy(st);
+		wq__worker_claimed(w, st->claim_rc, got, st->ngot, &st->claim_e);
+	}
+}
+
+void wq__st_start(struct wq_worker *w)
+{
+	struct wq__store_thread *st = &w->st;
+	wq_error e;
+
+	if (st->started || !w->db->url)
+		return;
+	if (wq_db_open(w->db->url, 0, &st->db, &e) != WQ_OK) {
+		wq__worker_log(w, "warning",
+			       "store thread: cannot open a second connection (%s); the event "
+			       "loop records outcomes itself", e.message);
+		return;
+	}
+	if (uv_async_init(&w->loop, &st->done, on_done) != 0)
+		goto fail;
+	st->done.data = w;
+	st->async_ready = 1;
+	uv_unref((uv_handle_t *)&st->done);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cv, NULL);
+	if (pthread_create(&st->th, NULL, thread_main, w) != 0) {
+		pthread_mutex_destroy(&st->mu);
+		pthread_cond_destroy(&st->cv);
+		goto fail;
+	}
+	st->started = 1;
+	return;
+fail:
+	wq__worker_log(w, "warning", "store thread: cannot start it; the event loop records "
+				     "outcomes itself");
+	wq_db_close(st->db);
+	st->db = NULL;
+}
+
+void wq__st_stop(struct wq_worker *w)
+{
+	struct wq__store_thread *st = &w->st;
+
+	if (st->started) {
+		pthread_mutex_lock(&st->mu);
+		st->stop = 1;
+		pthread_cond_signal(&st->cv);
+		pthread_mutex_unlock(&st->mu);
+		pthread_join(st->th, NULL);
+		pthread_mutex_destroy(&st->mu);
+		pthread_cond_destroy(&st->cv);
+		st->started = 0;
+	}
+	/* An answer never taken (the run ended abnormally): its memory. */
+	for (size_t i = 0; st->got && i < st->ngot; i++)
+		free(st->got[i].payload);
+	free(st->got);
+	st->got = NULL;
+	if (st->batch_busy) {
+		free(st->js);
+		free(st->os);
+		free(st->rcs);
+		free(st->errs);
+		st->batch_busy = 0;
+	}
+	wq_db_close(st->db);
+	st->db = NULL;
+}
+
+int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outcome **os,
+		 wq_rc *rcs, wq_error *errs, size_t n)
+{
+	struct wq__store_thread *st = &w->st;
+
+	if (!st->started)
+		return 0;
+	st->js = js;
+	st->os = os;
+	st->rcs = rcs;
+	st->errs = errs;
+	st->n = n;
+	st->batch_busy = 1;
+	ref_if_busy(st);
+	pthread_mutex_lock(&st->mu);
+	st->batch_todo = 1;
+	pthread_cond_signal(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	return 1;
+}
+
+int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req)
+{
+	struct wq__store_thread *st = &w->st;
+
+	if (!st->started)
+		return 0;
+	st->req = *req;
+	wq__strlcpy(st->instance, req->instance, sizeof(st->instance));
+	st->req.instance = st->instance; /* the loop may take a new id meanwhile */
+	st->claim_busy = 1;
+	ref_if_busy(st);
+	pthread_mutex_lock(&st->mu);
+	st->claim_todo = 1;
+	pthread_cond_signal(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	return 1;
+}
