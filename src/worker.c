@@ -624,40 +624,50 @@ static const int *kinds_in_process(struct wq_worker *w)
 	return w->kind_in_process;
 }
 
-static void claim_tasks(struct wq_worker *w)
+/* Whether a claim is due now; its request for the free slots plus `extra` (the slots
+ * that outcomes being recorded in the same transaction free). 1: *req is filled. */
+int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req)
 {
-	struct wq__claim_req req;
-	struct wq__claimed *got = NULL;
-	size_t n = 0;
 	int slots;
-	wq_error e;
-	wq_rc rc;
 
 	if (w->phase != WQ__PH_RUNNING || !w->registered || w->st.claim_busy)
-		return;
-	slots = w->concurrency - w->running;
+		return 0;
+	slots = w->concurrency - w->running + extra;
 	if (slots <= 0)
-		return;
+		return 0;
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
 		beat_once(w);
 		if (!w->registered || w->phase != WQ__PH_RUNNING)
-			return;
+			return 0;
 	}
 	/* Handlers of a lost id are being stopped: their tasks may have been retried
 	 * meanwhile, and this worker must not start the next attempt of one while the old
 	 * attempt still runs. At most kill_grace. */
 	if (lost_running(w))
+		return 0;
+	memset(req, 0, sizeof(*req));
+	req->instance = w->self.id;
+	req->kinds = w->kinds;
+	req->nkinds = w->nkinds;
+	req->max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
+	req->in_process = kinds_in_process(w);     /* for the `started` events */
+	req->limit = slots;
+	req->now = wq_now();
+	return 1;
+}
+
+static void claim_tasks(struct wq_worker *w)
+{
+	struct wq__claim_req req;
+	struct wq__claimed *got = NULL;
+	size_t n = 0;
+	wq_error e;
+	wq_rc rc;
+
+	if (!wq__worker_claim_req(w, 0, &req))
 		return;
-	memset(&req, 0, sizeof(req));
-	req.instance = w->self.id;
-	req.kinds = w->kinds;
-	req.nkinds = w->nkinds;
-	req.max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
-	req.in_process = kinds_in_process(w);     /* for the `started` events */
-	req.limit = slots;
-	req.now = wq_now();
 	if (wq__st_claim(w, &req))
 		return; /* the store thread claims; wq__worker_claimed starts what it got */
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);

@@ -91,6 +91,7 @@ struct wq__store_thread {
 	/* A claim. */
 	int claim_busy;
 	int claim_todo, claim_ready; /* under mu */
+	int claim_with_batch;        /* under mu: the claim rides in the batch's transaction */
 	struct wq__claim_req req;
 	char instance[WQ_NAME_MAX + 1];
 	struct wq__claimed *got; /* owned until the loop takes it */
@@ -185,6 +186,8 @@ void wq__worker_store_failed_how(struct wq_worker *w, const char *what, const wq
 /* Job j is settled: forgotten, and the worker moves on (claims, or ends its drain). */
 void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j);
 
+/* Whether a claim is due now: 1 and *req for the free slots plus `extra`. */
+int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req);
 /* Starts tasks claimed (by the loop or the store thread): claim's answer. */
 void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, size_t n,
 			const wq_error *e);
@@ -195,10 +198,11 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 void wq__st_start(struct wq_worker *w);
 /* At wq_worker_free: waits for the call in flight, joins, closes the connection. */
 void wq__st_stop(struct wq_worker *w);
-/* Hands a batch / a claim to the thread: 1, or 0 when there is no thread (the caller
- * makes the call). The caller checks st.batch_busy / st.claim_busy first. */
+/* Hands a batch (with a claim in its transaction when req is non-NULL) / a claim to the
+ * thread: 1, or 0 when there is no thread (the caller makes the call). The caller
+ * checks st.batch_busy / st.claim_busy first. */
 int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outcome **os,
-		 wq_rc *rcs, wq_error *errs, size_t n);
+		 wq_rc *rcs, wq_error *errs, size_t n, const struct wq__claim_req *req);
 int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req);
 
 /* worker_record.c */

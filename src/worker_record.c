@@ -209,13 +209,19 @@ static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum
 		}
 		goto out;
 	}
-	if (how == OFFER_FIRST && wq__st_batch(w, js, os, rcs, errs, n))
-		return; /* the store thread owns the arrays until its answer */
+	if (how == OFFER_FIRST && w->st.started) {
+		/* The next claim rides in the same transaction: one commit serves both. */
+		struct wq__claim_req req;
+		int with = wq__worker_claim_req(w, (int)n, &req);
+
+		if (wq__st_batch(w, js, os, rcs, errs, n, with ? &req : NULL))
+			return; /* the store thread owns the arrays until its answer */
+	}
 	wq__failpoint("finish"); /* the crash tests' name for recording outcomes */
 	if (how == OFFER_FIRST)
-		WQ__STORE_RETRY(rc, w->db, finish_batch, os, n, rcs, errs, &e);
+		WQ__STORE_RETRY(rc, w->db, finish_batch, os, n, rcs, errs, NULL, NULL, NULL, &e);
 	else
-		rc = WQ__STORE(w->db, finish_batch, os, n, rcs, errs, &e);
+		rc = WQ__STORE(w->db, finish_batch, os, n, rcs, errs, NULL, NULL, NULL, &e);
 	if (rc == WQ_OK) /* the crash tests' stop: committed, nothing reported yet */
 		wq__failpoint("finish-committed");
 	answers(w, js, rcs, errs, n, rc, &e, how);

@@ -39,11 +39,17 @@ static void *thread_main(void *arg)
 		while (!st->stop && !st->batch_todo && !st->claim_todo)
 			pthread_cond_wait(&st->cv, &st->mu);
 		if (st->batch_todo) {
+			int with = st->claim_with_batch;
+
 			pthread_mutex_unlock(&st->mu);
 			wq__failpoint("finish"); /* the crash tests' name for recording outcomes */
+			if (with)
+				wq__failpoint("claim");
 			slow_commit_for_tests();
+			st->got = NULL;
+			st->ngot = 0;
 			WQ__STORE_RETRY(rc, st->db, finish_batch, st->os, st->n, st->rcs, st->errs,
-					&e);
+					with ? &st->req : NULL, &st->got, &st->ngot, &e);
 			if (rc == WQ_OK) /* committed, nothing reported yet */
 				wq__failpoint("finish-committed");
 			pthread_mutex_lock(&st->mu);
@@ -51,6 +57,12 @@ static void *thread_main(void *arg)
 			st->batch_e = e;
 			st->batch_todo = 0;
 			st->batch_ready = 1;
+			if (with) {
+				st->claim_rc = rc;
+				st->claim_e = e;
+				st->claim_with_batch = 0;
+				st->claim_ready = 1;
+			}
 			uv_async_send(&st->done);
 			continue;
 		}
@@ -173,13 +185,24 @@ void wq__st_stop(struct wq_worker *w)
 	st->db = NULL;
 }
 
+/* The claim request copied for the thread (the loop may take a new id meanwhile). */
+static void claim_copy(struct wq__store_thread *st, const struct wq__claim_req *req)
+{
+	st->req = *req;
+	wq__strlcpy(st->instance, req->instance, sizeof(st->instance));
+	st->req.instance = st->instance;
+	st->claim_busy = 1;
+}
+
 int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outcome **os,
-		 wq_rc *rcs, wq_error *errs, size_t n)
+		 wq_rc *rcs, wq_error *errs, size_t n, const struct wq__claim_req *req)
 {
 	struct wq__store_thread *st = &w->st;
 
 	if (!st->started)
 		return 0;
+	if (req)
+		claim_copy(st, req);
 	st->js = js;
 	st->os = os;
 	st->rcs = rcs;
@@ -189,6 +212,7 @@ int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outc
 	ref_if_busy(st);
 	pthread_mutex_lock(&st->mu);
 	st->batch_todo = 1;
+	st->claim_with_batch = req != NULL;
 	pthread_cond_signal(&st->cv);
 	pthread_mutex_unlock(&st->mu);
 	return 1;
@@ -200,10 +224,7 @@ int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req)
 
 	if (!st->started)
 		return 0;
-	st->req = *req;
-	wq__strlcpy(st->instance, req->instance, sizeof(st->instance));
-	st->req.instance = st->instance; /* the loop may take a new id meanwhile */
-	st->claim_busy = 1;
+	claim_copy(st, req);
 	ref_if_busy(st);
 	pthread_mutex_lock(&st->mu);
 	st->claim_todo = 1;

@@ -193,69 +193,100 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 	return WQ_OK;
 }
 
+/* A claim in the making: its rows, and the array they move to once committed. */
+struct claim_tx {
+	struct wq__vec v;         /* of struct claim_row */
+	struct wq__claimed *arr;  /* allocated before COMMIT */
+	char *kj;                 /* the kinds as JSON */
+};
+
+/* The kinds' JSON of req into c; WQ_OK with nothing to claim when *none. */
+static wq_rc claim_prepare(const struct wq__claim_req *req, struct claim_tx *c, int *none,
+			   wq_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->v.size = sizeof(struct claim_row);
+	*none = 0;
+	if (!req->instance || !*req->instance)
+		return wq__err(err, WQ_EINVAL, "claim: no instance given");
+	if (req->limit <= 0 || req->nkinds == 0) {
+		*none = 1;
+		return WQ_OK;
+	}
+	return wq__json_texts(req->kinds, req->nkinds, "kind", &c->kj, err);
+}
+
+/* Within the open write transaction: the claim, and its array allocated before COMMIT
+ * (once committed the tasks run under this instance: a failure after that point would
+ * strand them). */
+static wq_rc claim_in(struct wq__store *s, const struct wq__claim_req *req,
+		      struct claim_tx *c, wq_error *err)
+{
+	wq_rc rc = claim_body(s, req, c->kj, &c->v, err);
+
+	if (!rc && c->v.n && !(c->arr = malloc(c->v.n * sizeof(*c->arr))))
+		rc = WQ_ENOMEM;
+	if (rc == WQ_ENOMEM)
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (claiming tasks)");
+	return rc;
+}
+
+/* After wq__end returned rc: the claimed tasks in order into *out, or (a lost COMMIT
+ * answer) the claim remembered for the next one. Frees c. */
+static wq_rc claim_done(struct wq__store *s, const struct wq__claim_req *req,
+			struct claim_tx *c, wq_rc rc, struct wq__claimed **out, size_t *n)
+{
+	struct claim_row *rows = c->v.p;
+	size_t i;
+
+	free(c->kj);
+	if (rc) {
+		if (s->commit_lost && c->v.n)
+			lost_claim_remember(s, req);
+		claim_rows_free(&c->v);
+		free(c->arr);
+		return rc;
+	}
+	s->nlost_claims = 0;
+	if (c->v.n > 1) /* RETURNING order is unspecified */
+		qsort(rows, c->v.n, sizeof(*rows), claim_row_cmp);
+	for (i = 0; i < c->v.n; i++)
+		c->arr[i] = rows[i].c; /* the payload moves over */
+	free(c->v.p);
+	*out = c->arr;
+	*n = c->v.n;
+	return WQ_OK;
+}
+
 wq_rc wq__op_claim(struct wq__store *s, const struct wq__claim_req *req,
 		   struct wq__claimed **out, size_t *n, wq_error *err)
 {
-	struct wq__vec v = {NULL, 0, 0, sizeof(struct claim_row)};
-	struct wq__claimed *arr = NULL;
-	struct claim_row *rows;
-	size_t found = 0, i, news;
-	char *kj = NULL;
+	struct claim_tx c;
+	size_t found = 0;
+	int none;
 	wq_rc rc;
 
-	if (!req->instance || !*req->instance)
-		return wq__err(err, WQ_EINVAL, "claim: no instance given");
 	*out = NULL;
 	*n = 0;
-	if (req->limit <= 0 || req->nkinds == 0)
-		return WQ_OK;
-	rc = wq__json_texts(req->kinds, req->nkinds, "kind", &kj, err);
-	if (rc)
+	rc = claim_prepare(req, &c, &none, err);
+	if (rc || none)
 		return rc;
 	/* A single writer: idle workers polling a shared file take no write lock. A plain
 	 * read; the claim re-checks everything. */
 	if ((s->drv->caps & WQ__SQL_CAP_PROBE_FIRST) && s->nlost_claims == 0) {
-		rc = wq__rows(s, SQL_CLAIM_PROBE, WQ__ARGS(WQ__AI(req->now), WQ__AT(kj)), NULL,
+		rc = wq__rows(s, SQL_CLAIM_PROBE, WQ__ARGS(WQ__AI(req->now), WQ__AT(c.kj)), NULL,
 			      NULL, &found, "look for claimable tasks", err);
 		if (rc || found == 0) {
-			free(kj);
+			free(c.kj);
 			return rc;
 		}
 	}
 	rc = wq__begin(s, 1, err);
-	if (rc)
-		goto out;
-	s->retry_safe = 1; /* a lost claim is remembered and taken by the next one */
-	rc = claim_body(s, req, kj, &v, err);
-	/* Allocate before COMMIT: once committed the tasks are running under this
-	 * instance, and a failure after that point would strand them. */
-	if (!rc && v.n && !(arr = malloc(v.n * sizeof(*arr))))
-		rc = WQ_ENOMEM;
-	if (rc == WQ_ENOMEM)
-		rc = wq__err(err, WQ_ENOMEM, "out of memory (claiming tasks)");
-	news = v.n;
-	rc = wq__end(s, rc, err);
-	if (rc) {
-		if (s->commit_lost && news)
-			lost_claim_remember(s, req);
-		goto out;
+	if (!rc) {
+		s->retry_safe = 1; /* a lost claim is remembered and taken by the next one */
+		rc = wq__end(s, claim_in(s, req, &c, err), err);
 	}
-	s->nlost_claims = 0;
-	rows = v.p;
-	if (v.n > 1) /* RETURNING order is unspecified */
-		qsort(rows, v.n, sizeof(*rows), claim_row_cmp);
-	for (i = 0; i < v.n; i++)
-		arr[i] = rows[i].c; /* the payload moves over */
-	free(v.p);
-	*out = arr;
-	*n = v.n;
-	free(kj);
-	return WQ_OK;
-out:
-	claim_rows_free(&v);
-	free(arr);
-	free(kj);
-	return rc;
+	return claim_done(s, req, &c, rc, out, n);
 }
 
 /* ---- finish ---- */
@@ -528,10 +559,12 @@ static int by_task(const void *a, const void *b)
 	return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
 }
 
-/* One transaction for all n outcomes; *failed the first refusal of one outcome. */
+/* One transaction for all n outcomes (v: in task order) and then the claim c (NULL:
+ * none); *refused when one outcome was refused on its own. */
 static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_t n,
 			const struct wq__outcome *const *o, wq_rc *rcs, wq_error *errs,
-			int *refused, wq_error *err)
+			const struct wq__claim_req *req, struct claim_tx *c, int *refused,
+			wq_error *err)
 {
 	wq_rc rc = wq__begin(s, 1, err);
 	size_t i, k;
@@ -539,7 +572,8 @@ static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_
 	*refused = 0;
 	if (rc)
 		return rc;
-	s->retry_safe = 1; /* a retry recognises each outcome it recorded */
+	s->retry_safe = 1; /* a retry recognises each outcome it recorded; a lost claim is
+			    * remembered and taken by the next one */
 	for (i = 0; i < n && !rc; i++) {
 		for (k = 0; o[k] != v[i]; k++)
 			;
@@ -551,33 +585,57 @@ static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_
 		*refused = refuses_one(rc);
 		s->keep = 0; /* a stale-outcome event before does not commit this */
 	}
+	if (!rc && c) {
+		rc = claim_in(s, req, c, err);
+		s->keep = rc ? 0 : s->keep;
+	}
 	return wq__end(s, rc, err);
 }
 
 wq_rc wq__op_finish_batch(struct wq__store *s, const struct wq__outcome *const *o, size_t n,
-			  wq_rc *rcs, wq_error *errs, wq_error *err)
+			  wq_rc *rcs, wq_error *errs, const struct wq__claim_req *req,
+			  struct wq__claimed **got, size_t *ngot, wq_error *err)
 {
 	const struct wq__outcome **v;
-	int refused = 0;
+	struct claim_tx c, *cp = NULL;
+	int refused = 0, none = 1;
 	size_t i;
 	wq_rc rc;
 
+	if (req) {
+		*got = NULL;
+		*ngot = 0;
+		if ((rc = claim_prepare(req, &c, &none, err)) != WQ_OK)
+			return rc;
+		cp = none ? NULL : &c;
+	}
 	if (n == 0)
-		return WQ_OK;
-	if (!(v = malloc(n * sizeof(*v))))
+		return cp ? wq__op_claim(s, req, got, ngot, err) : WQ_OK;
+	if (!(v = malloc(n * sizeof(*v)))) {
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (recording %zu outcomes)", n);
-	else {
+	} else {
 		/* Task order: two transactions that lock task rows take them in one order. */
 		memcpy(v, o, n * sizeof(*v));
 		qsort(v, n, sizeof(*v), by_task);
-		rc = batch_once(s, v, n, o, rcs, errs, &refused, err);
+		rc = batch_once(s, v, n, o, rcs, errs, req, cp, &refused, err);
 		free(v);
+	}
+	if (cp) {
+		wq_rc crc = claim_done(s, req, cp, rc, got, ngot);
+
+		if (!rc)
+			rc = crc;
 	}
 	if (rc && refused) {
 		/* One outcome was refused: nothing of the batch was kept. Each alone, so the
-		 * refusal is that outcome's only. */
+		 * refusal is that outcome's only; the claim on its own (a failure there is
+		 * the next claim's to retry). */
 		for (i = 0; i < n; i++)
 			rcs[i] = wq__op_finish(s, o[i], &errs[i]);
+		if (cp && wq__op_claim(s, req, got, ngot, err) != WQ_OK) {
+			*got = NULL;
+			*ngot = 0;
+		}
 		return WQ_OK;
 	}
 	for (i = 0; rc && i < n; i++) {

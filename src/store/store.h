@@ -503,14 +503,18 @@ struct wq__store_methods {
 			      wq_error *err);
 
 	/* group commit (issue 11) */
-	/* Records n outcomes, each with finish()'s semantics, in ONE write transaction.
-	 * WQ_OK: the transaction committed, and rcs[i] / errs[i] hold each outcome's own
-	 * answer — WQ_OK, WQ_ESTALE (only its stale-outcome event), or a refusal of that
-	 * outcome alone (the others are then recorded each in its own transaction). Any
-	 * other return (busy, I/O, a lost COMMIT answer: WQ_EBUSY, as finish()'s repeat
-	 * recognises its outcomes) means nothing was recorded, and every rcs[i] says so. */
+	/* Records n outcomes, each with finish()'s semantics, and then (req non-NULL) makes
+	 * claim()'s claim, in ONE write transaction: one commit serves both. WQ_OK: it
+	 * committed; rcs[i] / errs[i] hold each outcome's own answer — WQ_OK, WQ_ESTALE
+	 * (only its stale-outcome event), or a refusal of that outcome alone (then each
+	 * outcome is recorded in its own transaction, and the claim in its own) — and
+	 * *got / *ngot the claimed tasks as claim() hands them out. Any other return (busy,
+	 * I/O, a lost COMMIT answer: WQ_EBUSY, as the repeat recognises its outcomes and
+	 * the claim is remembered) means nothing was recorded: every rcs[i] says so and
+	 * nothing was claimed. */
 	wq_rc (*finish_batch)(struct wq__store *s, const struct wq__outcome *const *o, size_t n,
-			      wq_rc *rcs, wq_error *errs, wq_error *err);
+			      wq_rc *rcs, wq_error *errs, const struct wq__claim_req *req,
+			      struct wq__claimed **got, size_t *ngot, wq_error *err);
 };
 
 /* The backends compiled in. */

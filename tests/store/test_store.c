@@ -1164,7 +1164,7 @@ static void finish_batch_one_stale(void **state)
 	}
 	o[1].attempt = c[1].attempt + 1;
 	for (round = 0; round < 2; round++) {
-		assert_int_equal(M->finish_batch(f->s, v, 3, rcs, errs, &e), WQ_OK);
+		assert_int_equal(M->finish_batch(f->s, v, 3, rcs, errs, NULL, NULL, NULL, &e), WQ_OK);
 		assert_int_equal(rcs[0], WQ_OK);
 		assert_int_equal(rcs[1], WQ_ESTALE);
 		assert_int_equal(rcs[2], WQ_OK);
@@ -1181,7 +1181,7 @@ static void finish_batch_one_stale(void **state)
 	v[0] = &o[1];
 	v[1] = &o[2];
 	v[2] = &o[3];
-	assert_int_equal(M->finish_batch(f->s, v, 3, rcs, errs, &e), WQ_OK);
+	assert_int_equal(M->finish_batch(f->s, v, 3, rcs, errs, NULL, NULL, NULL, &e), WQ_OK);
 	assert_int_equal(rcs[0], WQ_OK);
 	assert_int_equal(rcs[1], WQ_EINVAL);
 	assert_int_equal(rcs[2], WQ_OK);
@@ -1189,6 +1189,44 @@ static void finish_batch_one_stale(void **state)
 	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
 	assert_int_equal(M->get(f->s, id[3], &t, &e), WQ_OK);
 	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+}
+
+/* Outcomes and the next claim in one transaction: the outcome is recorded, the next
+ * task claimed (with its claimed and started events), and a claim for more than there
+ * is takes what there is. */
+static void finish_batch_with_claim(void **state)
+{
+	static const char *const kinds[] = {"k"};
+	struct fx *f = *state;
+	struct wq__claim_req req = {"w1", kinds, 1, 5, 0, NULL, NULL};
+	struct wq__claimed c, *got = NULL;
+	struct wq__outcome o;
+	const struct wq__outcome *v[1] = {&o};
+	wq_rc rcs[1];
+	wq_error errs[1], e;
+	int64_t first, second;
+	size_t ngot = 9;
+	wq_task t;
+
+	instance(f, "w1");
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &first, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	f->now++;
+	assert_int_equal(enqueue(f, NULL, NULL, &second, &e), WQ_OK);
+	o = succeeded(&c, "w1", f->now + 5);
+	req.now = f->now + 5;
+	assert_int_equal(M->finish_batch(f->s, v, 1, rcs, errs, &req, &got, &ngot, &e), WQ_OK);
+	assert_int_equal(rcs[0], WQ_OK);
+	assert_int_equal(ngot, 1);
+	assert_true(got[0].id == second);
+	free(got[0].payload);
+	free(got);
+	assert_int_equal(M->get(f->s, first, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+	assert_int_equal(M->get(f->s, second, &t, &e), WQ_OK);
+	assert_int_equal(t.state, WQ_STATE_RUNNING);
+	assert_int_equal(events_of(f, second, "started", NULL), 1);
 }
 
 int main(int argc, char **argv)
@@ -1226,6 +1264,7 @@ int main(int argc, char **argv)
 		/* group commit (issue 11) */
 		cmocka_unit_test_setup_teardown(claim_records_started, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_one_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_batch_with_claim, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
