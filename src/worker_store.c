@@ -31,6 +31,8 @@ static void *thread_main(void *arg)
 {
 	struct wq_worker *w = arg;
 	struct wq__store_thread *st = &w->st;
+	struct wq__claimed *got;
+	size_t ngot;
 	wq_error e;
 	wq_rc rc;
 
@@ -46,10 +48,10 @@ static void *thread_main(void *arg)
 			if (with)
 				wq__failpoint("claim");
 			slow_commit_for_tests();
-			st->got = NULL;
-			st->ngot = 0;
+			got = NULL;
+			ngot = 0;
 			WQ__STORE_RETRY(rc, st->db, finish_batch, st->os, st->n, st->rcs, st->errs,
-					with ? &st->req : NULL, &st->got, &st->ngot, &e);
+					with ? &st->req : NULL, &got, &ngot, &e);
 			if (rc == WQ_OK) /* committed, nothing reported yet */
 				wq__failpoint("finish-committed");
 			pthread_mutex_lock(&st->mu);
@@ -58,6 +60,8 @@ static void *thread_main(void *arg)
 			st->batch_todo = 0;
 			st->batch_ready = 1;
 			if (with) {
+				st->got = got;
+				st->ngot = ngot;
 				st->claim_rc = rc;
 				st->claim_e = e;
 				st->claim_with_batch = 0;
@@ -68,10 +72,12 @@ static void *thread_main(void *arg)
 		}
 		if (st->claim_todo) {
 			pthread_mutex_unlock(&st->mu);
-			st->got = NULL;
-			st->ngot = 0;
-			WQ__STORE_RETRY(rc, st->db, claim, &st->req, &st->got, &st->ngot, &e);
+			got = NULL;
+			ngot = 0;
+			WQ__STORE_RETRY(rc, st->db, claim, &st->req, &got, &ngot, &e);
 			pthread_mutex_lock(&st->mu);
+			st->got = got;
+			st->ngot = ngot;
 			st->claim_rc = rc;
 			st->claim_e = e;
 			st->claim_todo = 0;
@@ -94,31 +100,41 @@ static void ref_if_busy(struct wq__store_thread *st)
 		uv_unref((uv_handle_t *)&st->done);
 }
 
+/* The answers, taken under the mutex first: acting on a batch's answer may hand the
+ * thread its next batch at once, which must not meet a claim answer not yet taken. */
 static void on_done(uv_async_t *a)
 {
 	struct wq_worker *w = a->data;
 	struct wq__store_thread *st = &w->st;
+	struct wq__claimed *got = NULL;
+	size_t ngot = 0;
+	wq_rc claim_rc = WQ_OK;
+	wq_error claim_e;
 	int batch, claim;
 
 	pthread_mutex_lock(&st->mu);
 	batch = st->batch_ready;
 	claim = st->claim_ready;
 	st->batch_ready = st->claim_ready = 0;
+	if (claim) {
+		got = st->got;
+		ngot = st->ngot;
+		claim_rc = st->claim_rc;
+		claim_e = st->claim_e;
+		st->got = NULL;
+		st->ngot = 0;
+	}
 	pthread_mutex_unlock(&st->mu);
-	if (batch) {
+	if (batch)
 		st->batch_busy = 0;
-		ref_if_busy(st);
+	if (claim)
+		st->claim_busy = 0;
+	ref_if_busy(st);
+	if (batch)
 		wq__record_answer(w, st->js, st->os, st->rcs, st->errs, st->n, st->batch_rc,
 				  &st->batch_e);
-	}
-	if (claim) {
-		struct wq__claimed *got = st->got;
-
-		st->claim_busy = 0;
-		st->got = NULL;
-		ref_if_busy(st);
-		wq__worker_claimed(w, st->claim_rc, got, st->ngot, &st->claim_e);
-	}
+	if (claim)
+		wq__worker_claimed(w, claim_rc, got, ngot, &claim_e);
 }
 
 void wq__st_start(struct wq_worker *w)
