@@ -34,6 +34,7 @@ struct wq__run_facts {
 	int result_too_large;     /* stdout was beyond result_max */
 	size_t out_total;         /* stdout bytes seen (for the detail) */
 	size_t result_max;
+	const char *result_limit; /* the limit's name for the detail; NULL: "result_max" */
 	/* An in-process handler (wq_worker_register): its return value (wq_job_result) in
 	 * place of an exit status (exit_status and term_signal are then unused), or, with
 	 * inproc_abandoned, none: asked to stop, it had not returned after kill_grace (the

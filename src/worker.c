@@ -562,7 +562,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	struct wq__run_facts f;
 	struct wq__run_policy p;
 	struct wq__decided d;
-	char sha[WQ_SHA256_HEX], note[256];
+	char sha[WQ_SHA256_HEX], note[256], lim[WQ_NAME_MAX + 40];
 
 	j->sp = NULL;
 	memset(&f, 0, sizeof(f));
@@ -574,7 +574,8 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	f.stop = j->stop;
 	f.result_too_large = r->out_too_large;
 	f.out_total = r->out_total;
-	f.result_max = w->cfg->result_max;
+	f.result_max = wq__policy_result_max(w->cfg, j->t.tenant, lim, sizeof(lim));
+	f.result_limit = lim; /* issue 10: the tenant's max_result_bytes (policy.c) */
 	wq__worker_job_policy(j, &p);
 	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
 	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && r->out_len > 0) {
@@ -738,7 +739,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	so.env = env;
 	so.input = j->t.payload ? j->t.payload : "{}";
 	so.input_len = j->t.payload ? j->t.payload_len : 2;
-	so.result_max = w->cfg->result_max;
+	so.result_max = wq__policy_result_max(w->cfg, j->t.tenant, NULL, 0); /* issue 10 */
 	so.stderr_max = w->cfg->stderr_max;
 	so.timeout = j->kind->timeout;
 	so.kill_grace = w->cfg->kill_grace;

@@ -11,6 +11,7 @@
 #include "instance.h"
 #include "job.h"
 #include "outcome.h"
+#include "policy.h"
 #include "schedule.h"
 #include "spawn.h"
 
