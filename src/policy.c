@@ -1,7 +1,9 @@
 /* policy.c — issue 10's limits and kind policies applied by the core (see policy.h). */
 #include "policy.h"
+#include "worker_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* "limits" or "limits.TENANT": where l was configured, for messages. */
@@ -68,4 +70,68 @@ size_t wq__policy_result_max(const wq_config *cfg, const char *tenant, char *nam
 	if (name)
 		snprintf(name, namesz, "result_max");
 	return cfg->result_max;
+}
+
+/* ---- what claims carry (op_limit.c enforces it) ---- */
+
+static int claim_policy_build(struct wq_worker *w, struct wq__claim_policy *p)
+{
+	const wq_config *cfg = w->cfg;
+	int any = 0;
+
+	for (size_t i = 0; i < w->nkinds; i++) {
+		const struct wq__kind_config *k = wq__config_kind(cfg, w->kinds[i]);
+		any |= k && k->concurrency > 0;
+	}
+	if (any && !(p->concurrency = calloc(w->nkinds, sizeof(int))))
+		return -1;
+	for (size_t i = 0; any && i < w->nkinds; i++) {
+		const struct wq__kind_config *k = wq__config_kind(cfg, w->kinds[i]);
+		p->concurrency[i] = k ? k->concurrency : 0;
+	}
+	for (size_t i = 0; i < cfg->nlimits; i++)
+		p->nstarts += cfg->limits[i].max_starts_per_day > 0;
+	if (!p->nstarts)
+		return 0;
+	/* every section, also those without the limit: [limits.T] replaces [limits] */
+	p->nstarts = cfg->nlimits;
+	p->starts = calloc(p->nstarts, sizeof(*p->starts));
+	p->sections = calloc(p->nstarts, sizeof(*p->sections));
+	if (!p->starts || !p->sections)
+		return -1;
+	for (size_t i = 0; i < p->nstarts; i++) {
+		const struct wq__limit_config *l = &cfg->limits[i];
+
+		p->starts[i].tenant = l->tenant;
+		p->starts[i].named = l->named;
+		p->starts[i].max = l->max_starts_per_day;
+		p->starts[i].section = section_of(l, p->sections[i], sizeof(p->sections[i]));
+	}
+	return 0;
+}
+
+int wq__policy_claim(struct wq_worker *w, struct wq__claim_req *req)
+{
+	struct wq__claim_policy *p = &w->policy;
+
+	if (!p->ready) {
+		if (claim_policy_build(w, p) != 0) {
+			wq__policy_free(w);
+			wq__worker_log(w, "error", "claim: out of memory for the limits; not claiming");
+			return -1;
+		}
+		p->ready = 1;
+	}
+	req->concurrency = p->concurrency;
+	req->starts = p->starts;
+	req->nstarts = p->nstarts;
+	return 0;
+}
+
+void wq__policy_free(struct wq_worker *w)
+{
+	free(w->policy.concurrency);
+	free(w->policy.starts);
+	free(w->policy.sections);
+	memset(&w->policy, 0, sizeof(w->policy));
 }

@@ -26,4 +26,21 @@ size_t wq__policy_result_max(const wq_config *cfg, const char *tenant, char *nam
 /* 1 when kind k (NULL: no section) accepts payload version v. */
 int wq__policy_version_ok(const struct wq__kind_config *k, int v);
 
+/* What a worker's claims carry for the store to enforce (op_limit.c): the kinds'
+ * concurrency (parallel to the worker's kinds) and the [limits] max_starts_per_day. Built
+ * once, at the first claim (the kinds are final by then); owned by the worker. */
+struct wq__claim_policy {
+	int ready;
+	int *concurrency;                 /* NULL: no kind is limited */
+	struct wq__starts_limit *starts;  /* NULL: no starts limit */
+	size_t nstarts;
+	char (*sections)[WQ_NAME_MAX + 8]; /* starts[i].section points here */
+};
+
+struct wq_worker;
+/* Fills req->concurrency / starts / nstarts for w's claim; -1 when out of memory (the
+ * claim must then wait: a limit is never dropped silently). */
+int wq__policy_claim(struct wq_worker *w, struct wq__claim_req *req);
+void wq__policy_free(struct wq_worker *w);
+
 #endif /* WQ_POLICY_H */

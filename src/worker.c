@@ -830,6 +830,8 @@ static void claim_tasks(struct wq_worker *w)
 	req.max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
 	req.limit = slots;
 	req.now = wq_now();
+	if (wq__policy_claim(w, &req) != 0) /* issue 10: kinds' concurrency, starts per day */
+		return;
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
 	if (rc != WQ_OK) {
 		store_failed(w, "claim", &e);
@@ -1360,6 +1362,7 @@ void wq_worker_free(wq_worker *w)
 		free(j->t.payload);
 		free(j);
 	}
+	wq__policy_free(w); /* issue 10 */
 	free(w->kinds);
 	free(w->kind_max_attempts);
 	free(w->host);

@@ -113,6 +113,7 @@ struct wq_worker {
 	int64_t store_failing_since;
 	wq_rc rc;
 	wq_error err;
+	struct wq__claim_policy policy; /* issue 10 (policy.c): what claims carry */
 };
 
 

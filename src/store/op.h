@@ -206,6 +206,13 @@ wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const ch
 /* op_limit.c (issue 10): within enqueue, before a new task row: WQ_ELIMIT when its
  * (tenant, scope) has t->max_active pending + running tasks already. */
 wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_error *err);
+/* op_limit.c (issue 10): within claim(), SQL_CLAIM for up to `want` tasks (kinds JSON
+ * kj, attempt limits JSON `limits`), rows appended to v by `push` (elements start with a
+ * struct wq__claimed); with req->concurrency / req->starts it keeps each kind under its
+ * concurrency and defers the tasks beyond their (tenant, scope)'s starts of the day. */
+wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
+		     const char *limits, int want, wq__row_fn push, struct wq__vec *v,
+		     wq_error *err);
 
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */

@@ -121,6 +121,24 @@ struct wq__claim_req {
 	 * the task's own. The claim records it on the task row (tasks.max_attempts, so
 	 * list/show print the limit that applies) and hands it out in max_attempts. */
 	const int *max_attempts;
+	/* issue 10 (op_limit.c). Parallel to kinds, or NULL: at most this many running
+	 * tasks of the kind across all instances (0: no limit); the claim counts them in
+	 * its transaction (serialised per kind) and takes no more. */
+	const int *concurrency;
+	/* [limits] max_starts_per_day by tenant (NULL/0: none): a claim counts each start of
+	 * a (tenant, scope) on its UTC day and defers a task beyond the limit to the next
+	 * day's 00:00 UTC (pending, `deferred` event) instead of handing it out. */
+	const struct wq__starts_limit *starts;
+	size_t nstarts;
+};
+
+/* One [limits] section's max_starts_per_day (issue 10): tenant "" and named 0 for
+ * [limits], the default of every tenant without a section of its own. */
+struct wq__starts_limit {
+	const char *tenant;
+	int named;
+	int max;             /* 0: no limit for these tenants */
+	const char *section; /* "limits" or "limits.TENANT", for the event */
 };
 
 /* The outcome of one attempt, recorded by finish(). */
