@@ -3,6 +3,7 @@
  * loop thread by pool.c. */
 #include "job.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@ void wq__job_free(struct wq_job *job)
 		return;
 	free(job->payload);
 	free(job->result);
+	json_decref(job->followups);
 	free(job);
 }
 

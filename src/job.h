@@ -58,6 +58,7 @@ struct wq_job {
 	size_t result_total;        /* the size of the largest result offered */
 	int result_too_large;
 	wq_job_result ret;
+	void *followups;            /* json_t array of wq_job_followup calls, or NULL */
 
 	/* Under the pool's mutex. */
 	struct wq__pool *pool;

@@ -315,6 +315,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	w->running--;
 	free(j->t.payload);
 	free(j->saved_result);
+	wq__followup_release(j); /* issue 10 */
 	free(j);
 }
 
@@ -596,6 +597,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		snprintf(note + len, sizeof(note) - len,
 			 "; output pipes still open after exit were closed");
 	}
+	wq__followup_collect(w, j, &d.o); /* issue 10: a success's follow-ups */
 	wq__worker_finish_job(w, j, &d.o, note);
 }
 
@@ -641,7 +643,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	char e_scope[WQ_NAME_MAX + 32], e_pv[48], e_deadline[WQ_TIME_BUFSZ + 32];
 	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ], ev[160];
 	char idem[WQ_IDEMPOTENCY_KEY_BUFSZ], e_idem[WQ_IDEMPOTENCY_KEY_BUFSZ + 32];
-	char *e_db = NULL;
+	char *e_db = NULL, e_fu[4200];
 	const char *env[12];
 	size_t ne = 0;
 	int64_t deadline = 0;
@@ -719,6 +721,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	env[ne++] = e_scope;
 	env[ne++] = e_pv;
 	env[ne++] = e_deadline;
+	if (wq__followup_prepare(j, e_fu, sizeof(e_fu)) != 0) /* issue 10: WAKEQ_FOLLOWUPS */
+		return;
+	env[ne++] = e_fu;
 	if (w->db_url) {
 		size_t n = strlen(w->db_url) + sizeof("WAKEQ_DB=");
 

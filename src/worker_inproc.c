@@ -244,6 +244,7 @@ static void on_inproc_done(struct wq_job *job, void *ud)
 		d.o.result_len = job->result_len;
 		d.o.result_sha256 = sha;
 	}
+	wq__followup_collect_inproc(j->w, j, job, &d.o); /* issue 10 */
 	wq__worker_finish_job(j->w, j, &d.o, NULL); /* a kept outcome copies the result */
 	wq__job_free(job);
 }

@@ -12,6 +12,7 @@
 #include "job.h"
 #include "outcome.h"
 #include "policy.h"
+#include "followup.h"
 #include "schedule.h"
 #include "spawn.h"
 
@@ -59,6 +60,13 @@ struct wq__job {
 					       * returned or abandoned */
 	uv_timer_t *ip_timer;                 /* runtime limit, then kill_grace after a stop */
 	int ip_timed_out;
+
+	/* Follow-ups (issue 10; followup.c): the attempt's $WAKEQ_FOLLOWUPS file, and what
+	 * a success carries to finish() (kept with a kept outcome). */
+	char *fu_path;                        /* owned; NULL: none */
+	char *fu_text;                        /* owned; the JSON array text, or NULL */
+	char fu_error[160];                   /* why it could not be read, or "" */
+	struct wq__followup_limits fu_limits;
 };
 
 /* A kind registered with wq_worker_register. */

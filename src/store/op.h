@@ -214,6 +214,11 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
 		     const char *limits, int want, wq__row_fn push, struct wq__vec *v,
 		     wq_error *err);
 
+/* op_followup.c (issue 10): within finish() of a success, the follow-ups the handler
+ * asked for (o->followups), created or rejected as a whole (a `followups-rejected`
+ * event); only a store failure is an error. */
+wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \
@@ -231,7 +236,9 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
 	X(schedule_fire)                                                                    \
 	/* turn locks, paused kinds (issue 10) */                                            \
 	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
-	X(kinds_paused)
+	X(kinds_paused)                                                                     \
+	/* follow-ups (issue 10) */                                                         \
+	X(family)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

@@ -431,6 +431,8 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 	if (!rc && o->kind == WQ__FINISH_SUCCEEDED &&
 	    !(o->outcome && strcmp(o->outcome, "discarded") == 0))
 		rc = wq__deliveries_queue(s, o->task_id, o->now, err);
+	if (!rc) /* issue 10: the follow-ups with the success that asked for them */
+		rc = wq__followups_create(s, o, err);
 	return rc;
 }
 

@@ -402,7 +402,16 @@
 	  "'deferred', reason_detail = $6, instance = coalesce((SELECT a.instance FROM "    \
 	  "attempts a WHERE a.task_id = tasks.id AND a.attempt = tasks.attempt - 1), ''), " \
 	  "started_at = coalesce((SELECT a.started_at FROM attempts a WHERE a.task_id = "   \
-	  "tasks.id AND a.attempt = tasks.attempt - 1), 0)" WQ__OWNED)
+	  "tasks.id AND a.attempt = tasks.attempt - 1), 0)" WQ__OWNED)                      \
+	/* ---- follow-ups (issue 10; op_followup.c) ---- */                                \
+	X(SQL_FOLLOWUP_PARENT, "SELECT tenant, scope, kind, operation, depth FROM "         \
+	  "tasks WHERE id = $1")                                                            \
+	X(SQL_FOLLOWUP_OP_FP, "SELECT fingerprint FROM operations WHERE tenant = $1 AND "   \
+	  "scope = $2 AND kind = $3 AND key = $4")                                          \
+	X(SQL_FOLLOWUP_SET_PARENT, "UPDATE tasks SET parent_id = $2, depth = $3 WHERE id "  \
+	  "= $1 AND parent_id = 0")                                                         \
+	X(SQL_FOLLOWUP_CHILDREN, "SELECT id FROM tasks WHERE parent_id = $1 ORDER BY id")   \
+	X(SQL_FOLLOWUP_FAMILY_PARENT, "SELECT parent_id FROM tasks WHERE id = $1")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

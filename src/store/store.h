@@ -174,6 +174,20 @@ struct wq__outcome {
 	 * begun and unconfirmed, finish() writes the effect's name here; untouched
 	 * otherwise. */
 	char *cancel_effect_out;
+	/* Follow-ups (issue 10; op_followup.c), SUCCEEDED only: created in this transaction.
+	 * `followups`: the JSON array text the handler gave (NUL-terminated), or NULL;
+	 * `followups_error`: why it could not be read (then rejected with that detail). */
+	const char *followups;
+	const char *followups_error;
+	const struct wq__followup_limits *followup_limits; /* NULL: none */
+};
+
+/* The [limits] on a task's follow-ups (issue 10); -1 / 0: no limit. */
+struct wq__followup_limits {
+	int max_followups;   /* per task */
+	int max_depth;       /* a follow-up's depth (the root task's is 0) */
+	size_t max_payload;  /* bytes of a follow-up's payload (max_payload_bytes) */
+	char section[WQ_NAME_MAX + 8]; /* "limits" or "limits.TENANT" */
 };
 
 /* A registered worker instance. */
@@ -515,6 +529,11 @@ struct wq__store_methods {
 			    wq_error *err);
 	wq_rc (*kinds_paused)(struct wq__store *s, wq_kind_pause **out, size_t *n,
 			      wq_error *err);
+	/* --- follow-ups (issue 10; op_followup.c): finish() creates them --- */
+	/* A task's parent (0: none) and its follow-ups' ids (ascending; *children malloc'd,
+	 * NULL when none). WQ_ENOTFOUND. */
+	wq_rc (*family)(struct wq__store *s, int64_t id, int64_t *parent, int64_t **children,
+			size_t *n, wq_error *err);
 };
 
 /* The backends compiled in. */
