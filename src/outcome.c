@@ -141,7 +141,13 @@ void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_poli
 	d->o.exit_status = sig ? -1 : st;
 	d->o.signal = sig;
 
-	if (f->spawn_failed) {
+	if (f->version_refused) { /* issue 10: never run it, never retry it */
+		const char *m = f->spawn_error ? f->spawn_error : "";
+
+		d->o.kind = WQ__FINISH_FAILED;
+		snprintf(d->reason, sizeof(d->reason), "unsupported-payload-version");
+		snprintf(d->detail, sizeof(d->detail), "%.*s", (int)strcspn(m, "\n"), m);
+	} else if (f->spawn_failed) {
 		const char *m = f->spawn_error ? f->spawn_error : "";
 
 		d->o.kind = WQ__FINISH_FAILED;

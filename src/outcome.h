@@ -22,6 +22,9 @@ struct wq__run_facts {
 	/* The handler never ran: no kind configured, the program not found, setpriv could
 	 * not exec it. `spawn_error` is the first line of why (may be NULL). */
 	int spawn_failed;
+	/* The kind does not accept the task's payload version (issue 10, payload_versions):
+	 * nothing ran; `spawn_error` says which version and which are accepted. */
+	int version_refused;
 	/* With spawn_failed: the worker was out of descriptors, processes or memory. The
 	 * task is not at fault, so it is pending again after the backoff whatever attempts
 	 * are left (the attempt number still advances: it is the fencing token). */

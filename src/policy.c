@@ -135,3 +135,26 @@ void wq__policy_free(struct wq_worker *w)
 	free(w->policy.sections);
 	memset(&w->policy, 0, sizeof(w->policy));
 }
+
+/* ---- payload versions a worker accepts ---- */
+
+int wq__policy_version_refused(struct wq_worker *w, struct wq__job *j)
+{
+	struct wq__run_facts f;
+	struct wq__run_policy p;
+	struct wq__decided d;
+	char why[200], vs[200];
+
+	if (wq__policy_version_ok(j->kind, j->t.payload_version))
+		return 0;
+	snprintf(why, sizeof(why), "payload version %d; kind %s accepts %s (payload_versions)",
+		 j->t.payload_version, j->t.kind, versions_text(j->kind, vs, sizeof(vs)));
+	memset(&f, 0, sizeof(f));
+	f.version_refused = 1;
+	f.spawn_error = why;
+	f.exit_status = -1;
+	wq__worker_job_policy(j, &p);
+	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	wq__worker_finish_job(w, j, &d.o, NULL);
+	return 1;
+}

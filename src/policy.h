@@ -38,6 +38,11 @@ struct wq__claim_policy {
 };
 
 struct wq_worker;
+struct wq__job;
+/* Before j's handler starts: when its kind's payload_versions do not list the task's
+ * version, records the attempt failed (unsupported-payload-version, outcome.c) without
+ * running anything and returns 1; else 0. */
+int wq__policy_version_refused(struct wq_worker *w, struct wq__job *j);
 /* Fills req->concurrency / starts / nstarts for w's claim; -1 when out of memory (the
  * claim must then wait: a limit is never dropped silently). */
 int wq__policy_claim(struct wq_worker *w, struct wq__claim_req *req);

@@ -685,6 +685,8 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	w->jobs = j;
 	w->running++;
 
+	if (wq__policy_version_refused(w, j)) /* issue 10: payload_versions */
+		return;
 	if (j->ipk) {
 		wq__inproc_start(w, j);
 		return;
