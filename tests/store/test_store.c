@@ -1122,6 +1122,8 @@ static void paused_kind_is_not_claimed(void **state)
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 }
 
+#include "store_policy_cases.h" /* limits, follow-ups (issue 10) */
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1154,6 +1156,10 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
+		/* limits, follow-ups (issue 10) */
+		cmocka_unit_test_setup_teardown(kind_concurrency_across_instances, setup, teardown),
+		cmocka_unit_test_setup_teardown(starts_per_day_defer_in_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(followups_with_success_once, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
