@@ -1367,6 +1367,7 @@ void wq_worker_free(wq_worker *w)
 
 		w->jobs = j->next;
 		free(j->t.payload);
+		wq__followup_release(j); /* issue 10 */
 		free(j);
 	}
 	wq__policy_free(w); /* issue 10 */
