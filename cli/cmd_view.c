@@ -1,4 +1,5 @@
 /* cmd_view.c — read-only commands: list, show, timeline. Evidence only, never bodies. */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,12 +186,44 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 	int json = 0, ex;
 	wq_task t;
 
+	int64_t parent = 0, *kids = NULL;
+	size_t nkids = 0;
+	wq_error err = {0};
+	json_t *j;
+
 	if ((ex = open_task(cli, argc, argv, &json, &db, &t)))
 		return ex;
-	if (json)
-		ex = cli_print_json(cli_task_json(&t));
-	else
+	/* follow-ups (issue 10): the task's parent and children */
+	if (wq_task_family(db, t.id, &parent, &kids, &nkids, &err) != WQ_OK) {
+		ex = cli_fail(err.code, &err);
+		goto out;
+	}
+	if (json) {
+		json_t *c = json_array();
+
+		j = cli_task_json(&t);
+		for (size_t i = 0; c && i < nkids; i++)
+			json_array_append_new(c, json_integer((json_int_t)kids[i]));
+		if (j) {
+			json_object_set_new(j, "parent_id",
+					    parent ? json_integer((json_int_t)parent) : json_null());
+			json_object_set_new(j, "children", c ? c : json_array());
+		} else {
+			json_decref(c);
+		}
+		ex = cli_print_json(j);
+	} else {
 		cli_print_task(&t);
+		printf("%-17s %s", "parent:", parent ? "" : "-");
+		if (parent)
+			printf("%" PRId64, parent);
+		printf("\n%-17s %s", "followups:", nkids ? "" : "-");
+		for (size_t i = 0; i < nkids; i++)
+			printf("%s%" PRId64, i ? ", " : "", kids[i]);
+		printf("\n");
+	}
+out:
+	free(kids);
 	wq_db_close(db);
 	return ex;
 }

@@ -45,7 +45,7 @@ static const struct help helps[] = {
 	  {"--max-attempts N", "attempt limit (a kind's max_attempts overrides it)"},
 	  {"--notify CHANNEL", "inbox:RECIPIENT, webhook:NAME or command:NAME (repeatable)"},
 	  {"--lock KEY", "a turn lock: at most one task of KEY runs at a time"},
-	  {"--config FILE", "the worker config whose [limits] apply (or $WAKEQ_CONFIG)"},
+	  {"--config FILE", "the worker config whose [limits] and payload_versions apply (or $WAKEQ_CONFIG)"},
 	  {"--json", "print {id, replayed, ...} as JSON"}},
 	 "wakeq enqueue send-invoice --key inv-42 --payload '{\"invoice\":42}'",
 	 EXIT_STD ", 3 the key exists with other input"},

@@ -791,6 +791,29 @@ wq_rc wq_job_effect_done(wq_job *job, const char *name, const char *result, wq_e
  * failed `result-too-large`, as for a command handler. */
 wq_rc wq_job_set_result(wq_job *job, const void *bytes, size_t len, wq_error *err);
 
+/* ---- follow-ups (issue 10) ----
+ *
+ * A handler may ask for follow-up tasks; they are created in the transaction that records
+ * its success (none for any other outcome), in the parent's tenant and scope, with an
+ * operation key derived from the parent's kind and operation and the follow-up's key (or
+ * its 1-based index): a parent recorded again never doubles them. [limits]
+ * max_followups / max_followup_depth / max_payload_bytes beyond: all of them are rejected
+ * (a `followups-rejected` event), the parent's outcome is recorded all the same. A
+ * command handler writes the JSON array [{"kind", "payload", "key"?, "in"?, "lock"?}] to
+ * the file named by $WAKEQ_FOLLOWUPS.
+ */
+
+/* Adds a follow-up for the job's success: kind, payload (JSON text; NULL: {}), key
+ * (NULL: the index), a delay (µs, 0: due at once) and a turn lock key (NULL: none).
+ * WQ_EINVAL for an invalid kind or payload. */
+wq_rc wq_job_followup(wq_job *job, const char *kind, const char *payload, const char *key,
+		      int64_t delay_us, const char *lock, wq_error *err);
+
+/* A task's parent (0: none) and the ids of its follow-ups, ascending (*children malloc'd,
+ * free(); NULL when none). WQ_ENOTFOUND. */
+wq_rc wq_task_family(wq_db *db, int64_t id, int64_t *parent, int64_t **children, size_t *n,
+		     wq_error *err);
+
 #ifdef __cplusplus
 }
 #endif

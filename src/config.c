@@ -29,7 +29,7 @@ struct parse {
 
 enum key_type {
 	K_DURATION, K_INT, K_SIZE, K_STRING, K_COMMAND, K_ON_INTERRUPT,
-	K_CHANNEL_TYPE, K_URL, K_RECIPIENT,
+	K_CHANNEL_TYPE, K_URL, K_RECIPIENT, K_VERSIONS,
 };
 
 struct key {
@@ -72,6 +72,8 @@ static const struct key kind_keys[] = {
 	KK("retry_backoff", K_DURATION, retry_backoff, 0, DAY),
 	KK("retry_backoff_max", K_DURATION, retry_backoff_max, 0, 30 * DAY),
 	KK("on_interrupt", K_ON_INTERRUPT, on_interrupt, 0, 0),
+	KK("concurrency", K_INT, concurrency, 1, 100000),        /* issue 10 */
+	KK("payload_versions", K_VERSIONS, payload_versions, 0, 0), /* issue 10 */
 };
 
 /* [channel.NAME]; `url` only for webhooks, `command` only for commands. */
@@ -89,6 +91,11 @@ static const struct key channel_keys[] = {
 #define LK(n, t, f, lo, hi) {n, t, offsetof(struct wq__limit_config, f), lo, hi}
 static const struct key limit_keys[] = {
 	LK("max_active", K_INT, max_active, 1, 1000000000),
+	LK("max_payload_bytes", K_SIZE, max_payload_bytes, 1, 1LL << 30),
+	LK("max_result_bytes", K_SIZE, max_result_bytes, 1, 1LL << 30),
+	LK("max_starts_per_day", K_INT, max_starts_per_day, 1, 1000000000),
+	LK("max_followups", K_INT, max_followups, 0, 10000),
+	LK("max_followup_depth", K_INT, max_followup_depth, 0, 1000),
 };
 
 static int fail(struct parse *p, wq_rc code, const char *fmt, const char *a, const char *b)
@@ -138,6 +145,33 @@ static int parse_size(const char *v, long long *out)
 	else
 		return -1;
 	return (n > (1LL << 40)) ? -1 : 0;
+}
+
+/* "1,2, 3" into a bit set (bit v for version v, 1..63); -1 when malformed. */
+static int parse_versions(const char *v, uint64_t *out)
+{
+	uint64_t set = 0;
+	char *end;
+	long n;
+
+	for (;;) {
+		while (*v == ' ' || *v == '\t')
+			v++;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno || end == v || n < 1 || n > 63)
+			return -1;
+		set |= UINT64_C(1) << n;
+		v = end;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (!*v)
+			break;
+		if (*v++ != ',')
+			return -1;
+	}
+	*out = set;
+	return 0;
 }
 
 /* 1 when v is 1..max bytes, none of them a space or control character. */
@@ -228,6 +262,11 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 		*(char **)field = strdup(v);
 		return *(char **)field ? 1 : fail(p, WQ_ENOMEM, "%s%s: out of memory", k->name, "");
 	}
+	case K_VERSIONS: /* issue 10: "1,2" → bit v set for each version v */
+		return parse_versions(v, (uint64_t *)field) == 0
+			       ? 1
+			       : fail(p, WQ_ECONFIG, "%s: '%s' is not a list of versions 1..63 "
+						     "(e.g. 1,2)", k->name, v);
 	case K_RECIPIENT:
 		if (!token_ok(v, WQ_NAME_MAX - 6))
 			return fail(p, WQ_ECONFIG,
@@ -373,6 +412,7 @@ static struct wq__limit_config *add_limit(struct parse *p, const char *sec)
 	l = &c->limits[c->nlimits++];
 	memset(l, 0, sizeof *l);
 	l->named = named;
+	l->max_followups = l->max_followup_depth = -1; /* not set: no limit */
 	wq__strlcpy(l->tenant, tenant, sizeof l->tenant);
 	return l;
 }

@@ -140,6 +140,11 @@ struct wq__kind_config {
 	int64_t retry_backoff_max;
 	enum wq__on_interrupt on_interrupt;
 	int line;               /* of its section header, for messages */
+	/* issue 10 (policy.c): at most this many running at once across all workers of
+	 * the store, enforced by claim (0: no limit); the payload versions accepted (bit v
+	 * for version v; 0: any). */
+	int concurrency;
+	uint64_t payload_versions;
 };
 
 /* [limits] (tenant "" here: every tenant without a section of its own) and
@@ -149,6 +154,12 @@ struct wq__limit_config {
 	int named;       /* 1: [limits.TENANT], 0: [limits] */
 	int max_active;  /* pending + running tasks per (tenant, scope); 0 = no limit */
 	int line;
+	/* policy.c: 0 (or -1 for the follow-up limits) = no limit */
+	size_t max_payload_bytes;  /* enqueue beyond it: WQ_ELIMIT */
+	size_t max_result_bytes;   /* a result beyond it: failed, result-too-large */
+	int max_starts_per_day;    /* claims beyond it defer to the next UTC day */
+	int max_followups;         /* per task; beyond: followups-rejected */
+	int max_followup_depth;    /* a follow-up's depth (root task: 0) at most this */
 };
 
 /* The limits that apply to `tenant`: its own section, else [limits], else NULL. */

@@ -3,6 +3,7 @@
  * loop thread by pool.c. */
 #include "job.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@ void wq__job_free(struct wq_job *job)
 		return;
 	free(job->payload);
 	free(job->result);
+	json_decref(job->followups);
 	free(job);
 }
 
@@ -65,8 +67,9 @@ wq_rc wq_job_set_result(wq_job *job, const void *bytes, size_t len, wq_error *er
 		job->result_total = len;
 	if (len > job->result_max) {
 		job->result_too_large = 1;
-		return wq__err(err, WQ_ETOOBIG, "result is %zu bytes; result_max is %zu bytes",
-			       len, job->result_max);
+		return wq__err(err, WQ_ETOOBIG, "result is %zu bytes; %s is %zu bytes", len,
+			       job->result_limit[0] ? job->result_limit : "result_max",
+			       job->result_max);
 	}
 	if (!(copy = malloc(len + 1)))
 		return wq__err(err, WQ_ENOMEM, "wq_job_set_result: out of memory");

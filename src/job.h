@@ -40,6 +40,7 @@ struct wq_job {
 	int payload_version;
 	int64_t deadline;           /* 0: no runtime limit */
 	size_t result_max;
+	char result_limit[WQ_NAME_MAX + 40]; /* its name (policy.c), for messages */
 	char attempt_id[48];
 	char kind[WQ_KIND_MAX + 1];
 	char operation[WQ_KEY_MAX + 1];
@@ -57,6 +58,7 @@ struct wq_job {
 	size_t result_total;        /* the size of the largest result offered */
 	int result_too_large;
 	wq_job_result ret;
+	void *followups;            /* json_t array of wq_job_followup calls, or NULL */
 
 	/* Under the pool's mutex. */
 	struct wq__pool *pool;

@@ -141,7 +141,13 @@ void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_poli
 	d->o.exit_status = sig ? -1 : st;
 	d->o.signal = sig;
 
-	if (f->spawn_failed) {
+	if (f->version_refused) { /* issue 10: never run it, never retry it */
+		const char *m = f->spawn_error ? f->spawn_error : "";
+
+		d->o.kind = WQ__FINISH_FAILED;
+		snprintf(d->reason, sizeof(d->reason), "unsupported-payload-version");
+		snprintf(d->detail, sizeof(d->detail), "%.*s", (int)strcspn(m, "\n"), m);
+	} else if (f->spawn_failed) {
 		const char *m = f->spawn_error ? f->spawn_error : "";
 
 		d->o.kind = WQ__FINISH_FAILED;
@@ -155,8 +161,10 @@ void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_poli
 	} else if (!sig && st == 0 && f->result_too_large) {
 		d->o.kind = WQ__FINISH_FAILED;
 		snprintf(d->reason, sizeof(d->reason), "result-too-large");
-		detail_add(d, "stdout was %zu bytes; result_max is %zu bytes", f->out_total,
-			   f->result_max);
+		/* never truncated: the result is not stored at all (issue 10) */
+		detail_add(d, "%s was %zu bytes; %s is %zu bytes",
+			   f->inproc ? "the result" : "stdout", f->out_total,
+			   f->result_limit ? f->result_limit : "result_max", f->result_max);
 	} else if (!sig && st == 0) {
 		d->o.kind = WQ__FINISH_SUCCEEDED;
 	} else if (!sig && st == 3) {

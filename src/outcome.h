@@ -22,6 +22,9 @@ struct wq__run_facts {
 	/* The handler never ran: no kind configured, the program not found, setpriv could
 	 * not exec it. `spawn_error` is the first line of why (may be NULL). */
 	int spawn_failed;
+	/* The kind does not accept the task's payload version (issue 10, payload_versions):
+	 * nothing ran; `spawn_error` says which version and which are accepted. */
+	int version_refused;
 	/* With spawn_failed: the worker was out of descriptors, processes or memory. The
 	 * task is not at fault, so it is pending again after the backoff whatever attempts
 	 * are left (the attempt number still advances: it is the fencing token). */
@@ -34,6 +37,7 @@ struct wq__run_facts {
 	int result_too_large;     /* stdout was beyond result_max */
 	size_t out_total;         /* stdout bytes seen (for the detail) */
 	size_t result_max;
+	const char *result_limit; /* the limit's name for the detail; NULL: "result_max" */
 	/* An in-process handler (wq_worker_register): its return value (wq_job_result) in
 	 * place of an exit status (exit_status and term_signal are then unused), or, with
 	 * inproc_abandoned, none: asked to stop, it had not returned after kill_grace (the

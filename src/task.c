@@ -3,6 +3,7 @@
  * Everything a caller hands in is checked here, before the store is touched, so a bad
  * input changes nothing. The store then does each transition as one conditional UPDATE. */
 #include "internal.h"
+#include "policy.h"
 #include "store/evidence.h"
 
 #include <ctype.h>
@@ -170,6 +171,10 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 	if (o->lock && (rc = wq__check_lock_key(o->lock, err)) != WQ_OK)
 		return rc;
 	version = o->payload_version ? o->payload_version : 1;
+	/* issue 10: the kind's payload versions and the tenant's payload bytes (policy.c) */
+	if ((rc = wq__policy_enqueue(o->limits, o->kind, o->tenant ? o->tenant : "",
+				     o->scope ? o->scope : "", version, len, err)) != WQ_OK)
+		return rc;
 	/* also the JSON validation, with the error's position */
 	if ((rc = wq__fingerprint(payload, len, version, fp, err)) != WQ_OK)
 		return rc;

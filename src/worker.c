@@ -319,6 +319,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	w->running--;
 	free(j->t.payload);
 	free(j->saved_result);
+	wq__followup_release(j); /* issue 10 */
 	free(j);
 }
 
@@ -401,7 +402,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	struct wq__run_facts f;
 	struct wq__run_policy p;
 	struct wq__decided d;
-	char sha[WQ_SHA256_HEX], note[256];
+	char sha[WQ_SHA256_HEX], note[256], lim[WQ_NAME_MAX + 40];
 
 	j->sp = NULL;
 	memset(&f, 0, sizeof(f));
@@ -413,7 +414,8 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	f.stop = j->stop;
 	f.result_too_large = r->out_too_large;
 	f.out_total = r->out_total;
-	f.result_max = w->cfg->result_max;
+	f.result_max = wq__policy_result_max(w->cfg, j->t.tenant, lim, sizeof(lim));
+	f.result_limit = lim; /* issue 10: the tenant's max_result_bytes (policy.c) */
 	wq__worker_job_policy(j, &p);
 	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
 	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && r->out_len > 0) {
@@ -434,6 +436,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		snprintf(note + len, sizeof(note) - len,
 			 "; output pipes still open after exit were closed");
 	}
+	wq__followup_collect(w, j, &d.o); /* issue 10: a success's follow-ups */
 	wq__worker_finish_job(w, j, &d.o, note);
 }
 
@@ -461,7 +464,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	char e_scope[WQ_NAME_MAX + 32], e_pv[48], e_deadline[WQ_TIME_BUFSZ + 32];
 	char detail[WQ_DETAIL_MAX + 1], ts[WQ_TIME_BUFSZ];
 	char idem[WQ_IDEMPOTENCY_KEY_BUFSZ], e_idem[WQ_IDEMPOTENCY_KEY_BUFSZ + 32];
-	char *e_db = NULL;
+	char *e_db = NULL, e_fu[4200];
 	const char *env[12];
 	size_t ne = 0;
 	int64_t deadline = 0;
@@ -503,6 +506,8 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	w->jobs = j;
 	w->running++;
 
+	if (wq__policy_version_refused(w, j)) /* issue 10: payload_versions */
+		return;
 	if (j->ipk) {
 		wq__inproc_start(w, j);
 		return;
@@ -539,6 +544,9 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	env[ne++] = e_scope;
 	env[ne++] = e_pv;
 	env[ne++] = e_deadline;
+	if (wq__followup_prepare(j, e_fu, sizeof(e_fu)) != 0) /* issue 10: WAKEQ_FOLLOWUPS */
+		return;
+	env[ne++] = e_fu;
 	if (w->db_url) {
 		size_t n = strlen(w->db_url) + sizeof("WAKEQ_DB=");
 
@@ -559,7 +567,7 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 	so.env = env;
 	so.input = j->t.payload ? j->t.payload : "{}";
 	so.input_len = j->t.payload ? j->t.payload_len : 2;
-	so.result_max = w->cfg->result_max;
+	so.result_max = wq__policy_result_max(w->cfg, j->t.tenant, NULL, 0); /* issue 10 */
 	so.stderr_max = w->cfg->stderr_max;
 	so.timeout = j->kind->timeout;
 	so.kill_grace = w->cfg->kill_grace;
@@ -655,6 +663,8 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	req->in_process = kinds_in_process(w);     /* for the `started` events */
 	req->limit = slots;
 	req->now = wq_now();
+	if (wq__policy_claim(w, req) != 0) /* issue 10: kinds' concurrency, starts per day */
+		return 0;
 	return 1;
 }
 
@@ -1218,8 +1228,10 @@ void wq_worker_free(wq_worker *w)
 
 		w->jobs = j->next;
 		free(j->t.payload);
+		wq__followup_release(j); /* issue 10 */
 		free(j);
 	}
+	wq__policy_free(w); /* issue 10 */
 	free(w->kinds);
 	free(w->kind_max_attempts);
 	free(w->kind_in_process);

@@ -191,7 +191,8 @@ static void inproc_facts(const struct wq__job *j, const struct wq_job *job,
 	f->exit_status = -1;
 	f->timed_out = j->ip_timed_out;
 	f->stop = j->stop;
-	f->result_max = j->w->cfg->result_max;
+	f->result_max = job ? job->result_max : j->w->cfg->result_max;
+	f->result_limit = job ? job->result_limit : NULL;
 	if (job && job->ret == WQ_JOB_SUCCEEDED && job->result_too_large) {
 		f->result_too_large = 1;
 		f->out_total = job->result_total;
@@ -243,6 +244,7 @@ static void on_inproc_done(struct wq_job *job, void *ud)
 		d.o.result_len = job->result_len;
 		d.o.result_sha256 = sha;
 	}
+	wq__followup_collect_inproc(j->w, j, job, &d.o); /* issue 10 */
 	wq__worker_finish_job(j->w, j, &d.o, NULL); /* a kept outcome copies the result */
 	wq__job_free(job);
 }
@@ -275,7 +277,8 @@ static struct wq_job *inproc_job(struct wq_worker *w, struct wq__job *j, wq_erro
 	job->attempt = j->t.attempt;
 	job->payload_version = j->t.payload_version;
 	job->deadline = j->kind->timeout > 0 ? j->started_at + j->kind->timeout : 0;
-	job->result_max = w->cfg->result_max;
+	job->result_max = wq__policy_result_max(w->cfg, j->t.tenant, job->result_limit,
+						sizeof(job->result_limit)); /* issue 10 */
 	wq__strlcpy(job->attempt_id, j->attempt_id, sizeof(job->attempt_id));
 	wq__strlcpy(job->kind, j->t.kind, sizeof(job->kind));
 	wq__strlcpy(job->operation, j->t.operation, sizeof(job->operation));

@@ -11,6 +11,8 @@
 #include "instance.h"
 #include "job.h"
 #include "outcome.h"
+#include "policy.h"
+#include "followup.h"
 #include "schedule.h"
 #include "spawn.h"
 
@@ -60,6 +62,13 @@ struct wq__job {
 					       * returned or abandoned */
 	uv_timer_t *ip_timer;                 /* runtime limit, then kill_grace after a stop */
 	int ip_timed_out;
+
+	/* Follow-ups (issue 10; followup.c): the attempt's $WAKEQ_FOLLOWUPS file, and what
+	 * a success carries to finish() (kept with a kept outcome). */
+	char *fu_path;                        /* owned; NULL: none */
+	char *fu_text;                        /* owned; the JSON array text, or NULL */
+	char fu_error[160];                   /* why it could not be read, or "" */
+	struct wq__followup_limits fu_limits;
 };
 
 /*
@@ -159,6 +168,7 @@ struct wq_worker {
 	int64_t store_failing_since;
 	wq_rc rc;
 	wq_error err;
+	struct wq__claim_policy policy; /* issue 10 (policy.c): what claims carry */
 };
 
 

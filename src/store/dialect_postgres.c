@@ -54,6 +54,10 @@ static const char *postgres_text(int id)
 	case SQL_LIMIT_LOCK:
 		return "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST($1 AS text), "
 		       "7710))) AS l";
+	/* per-kind concurrency (issue 10): as SQL_LIMIT_LOCK, per kind (another seed) */
+	case SQL_KIND_LOCK:
+		return "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST($1 AS text), "
+		       "7711))) AS l";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -55,6 +55,8 @@ static const char *sqlite_text(int id)
 	/* limits (issue 10): BEGIN IMMEDIATE serialises every writer already */
 	case SQL_LIMIT_LOCK:
 		return "SELECT length($1)";
+	case SQL_KIND_LOCK:
+		return "SELECT length($1)";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -209,6 +209,18 @@ wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const ch
 /* op_limit.c (issue 10): within enqueue, before a new task row: WQ_ELIMIT when its
  * (tenant, scope) has t->max_active pending + running tasks already. */
 wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_error *err);
+/* op_limit.c (issue 10): within claim(), SQL_CLAIM for up to `want` tasks (kinds JSON
+ * kj, attempt limits JSON `limits`), rows appended to v by `push` (elements start with a
+ * struct wq__claimed); with req->concurrency / req->starts it keeps each kind under its
+ * concurrency and defers the tasks beyond their (tenant, scope)'s starts of the day. */
+wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
+		     const char *limits, int want, wq__row_fn push, struct wq__vec *v,
+		     wq_error *err);
+
+/* op_followup.c (issue 10): within finish() of a success, the follow-ups the handler
+ * asked for (o->followups), created or rejected as a whole (a `followups-rejected`
+ * event); only a store failure is an error. */
+wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
@@ -229,7 +241,9 @@ wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_erro
 	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
 	X(kinds_paused)                                                                     \
 	/* group commit (issue 11) */                                                      \
-	X(finish_batch)
+	X(finish_batch)                                                                     \
+	/* follow-ups (issue 10) */                                                         \
+	X(family)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

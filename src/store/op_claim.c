@@ -166,11 +166,9 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 	}
 	if (recovered < (size_t)req->limit) {
 		rc = claim_limits(req, &limits, err);
-		if (!rc)
-			rc = wq__rows(s, SQL_CLAIM,
-				      WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj),
-					       WQ__AI(req->limit - (int)recovered), WQ__AT(limits)),
-				      push_claimed, v, NULL, "claim tasks", err);
+		if (!rc) /* SQL_CLAIM, under the kinds' concurrency and starts per day */
+			rc = wq__claim_pick(s, req, kj, limits, req->limit - (int)recovered,
+					    push_claimed, v, err);
 		free(limits);
 		if (rc)
 			return rc;
@@ -489,6 +487,8 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 	if (!rc && o->kind == WQ__FINISH_SUCCEEDED &&
 	    !(o->outcome && strcmp(o->outcome, "discarded") == 0))
 		rc = wq__deliveries_queue(s, o->task_id, o->now, err);
+	if (!rc) /* issue 10: the follow-ups with the success that asked for them */
+		rc = wq__followups_create(s, o, err);
 	return rc;
 }
 

@@ -217,7 +217,20 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "  expires_at bigint NOT NULL\n"
 	 ");\n"
 	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
-	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"},
+	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"
+	 /* Limits and follow-ups (issue 10): as in schema_sqlite.c. */
+	 "-- limits, follow-ups (issue 10)\n"
+	 "CREATE INDEX tasks_running_kind ON tasks (kind) WHERE state = 'running';\n"
+	 "CREATE TABLE start_counts (\n"
+	 "  tenant text NOT NULL,\n"
+	 "  scope text NOT NULL,\n"
+	 "  day bigint NOT NULL,\n"
+	 "  starts integer NOT NULL,\n"
+	 "  PRIMARY KEY (tenant, scope, day)\n"
+	 ");\n"
+	 "ALTER TABLE tasks ADD COLUMN parent_id bigint NOT NULL DEFAULT 0;\n"
+	 "ALTER TABLE tasks ADD COLUMN depth integer NOT NULL DEFAULT 0;\n"
+	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -239,7 +239,22 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 ") WITHOUT ROWID;\n"
 	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
 	 "CREATE TABLE paused_kinds (kind TEXT PRIMARY KEY, paused_at INTEGER NOT NULL) "
-	 "WITHOUT ROWID;\n"},
+	 "WITHOUT ROWID;\n"
+	 /* Limits and follow-ups (issue 10; op_limit.c, op_followup.c): running tasks per
+	  * kind are counted by claim (per-kind concurrency); one counter row per (tenant,
+	  * scope, UTC day) of starts (max_starts_per_day); a follow-up's parent and depth. */
+	 "-- limits, follow-ups (issue 10)\n"
+	 "CREATE INDEX tasks_running_kind ON tasks (kind) WHERE state = 'running';\n"
+	 "CREATE TABLE start_counts (\n"
+	 "  tenant TEXT NOT NULL,\n"
+	 "  scope TEXT NOT NULL,\n"
+	 "  day INTEGER NOT NULL,\n"
+	 "  starts INTEGER NOT NULL,\n"
+	 "  PRIMARY KEY (tenant, scope, day)\n"
+	 ") WITHOUT ROWID;\n"
+	 "ALTER TABLE tasks ADD COLUMN parent_id INTEGER NOT NULL DEFAULT 0;\n"
+	 "ALTER TABLE tasks ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;\n"
+	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -382,7 +382,36 @@
 	/* serialises enqueues of one (tenant, scope) ($1) until the transaction ends */    \
 	X(SQL_LIMIT_LOCK, NULL)                                                             \
 	X(SQL_ACTIVE_COUNT, "SELECT count(*) FROM tasks WHERE tenant = $1 AND scope = $2 "  \
-	  "AND state IN ('pending', 'running')")
+	  "AND state IN ('pending', 'running')")                                            \
+	/* per-kind concurrency: serialises claims of one kind ($1) until the transaction \
+	 * ends (PostgreSQL; SQLite's write lock already does), then counts its running */ \
+	X(SQL_KIND_LOCK, NULL)                                                              \
+	X(SQL_KIND_RUNNING, "SELECT count(*) FROM tasks WHERE state = 'running' AND kind "  \
+	  "= $1")                                                                           \
+	/* one start of (tenant $1, scope $2) on UTC day $3 while fewer than $4: a row   \
+	 * comes back only when the start was counted */                                  \
+	X(SQL_STARTS_TAKE, "INSERT INTO start_counts (tenant, scope, day, starts) VALUES "  \
+	  "($1, $2, $3, 1) ON CONFLICT (tenant, scope, day) DO UPDATE SET starts = "        \
+	  "start_counts.starts + 1 WHERE start_counts.starts < $4 RETURNING starts")        \
+	X(SQL_STARTS_PRUNE, "DELETE FROM start_counts WHERE tenant = $1 AND scope = $2 "    \
+	  "AND day < $3")                                                                   \
+	/* undoes a claim in its own transaction (nobody saw attempt $2): pending again,   \
+	 * due $4, the previous attempt's instance and start back from its attempts row */ \
+	X(SQL_CLAIM_DEFER, "UPDATE tasks SET state = 'pending', attempt = attempt - 1, "    \
+	  "due_at = $4, order_at = $4 - (due_at - order_at), updated_at = $5, reason = "    \
+	  "'deferred', reason_detail = $6, instance = coalesce((SELECT a.instance FROM "    \
+	  "attempts a WHERE a.task_id = tasks.id AND a.attempt = tasks.attempt - 1), ''), " \
+	  "started_at = coalesce((SELECT a.started_at FROM attempts a WHERE a.task_id = "   \
+	  "tasks.id AND a.attempt = tasks.attempt - 1), 0)" WQ__OWNED)                      \
+	/* ---- follow-ups (issue 10; op_followup.c) ---- */                                \
+	X(SQL_FOLLOWUP_PARENT, "SELECT tenant, scope, kind, operation, depth FROM "         \
+	  "tasks WHERE id = $1")                                                            \
+	X(SQL_FOLLOWUP_OP_FP, "SELECT fingerprint FROM operations WHERE tenant = $1 AND "   \
+	  "scope = $2 AND kind = $3 AND key = $4")                                          \
+	X(SQL_FOLLOWUP_SET_PARENT, "UPDATE tasks SET parent_id = $2, depth = $3 WHERE id "  \
+	  "= $1 AND parent_id = 0")                                                         \
+	X(SQL_FOLLOWUP_CHILDREN, "SELECT id FROM tasks WHERE parent_id = $1 ORDER BY id")   \
+	X(SQL_FOLLOWUP_FAMILY_PARENT, "SELECT parent_id FROM tasks WHERE id = $1")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

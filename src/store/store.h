@@ -125,6 +125,24 @@ struct wq__claim_req {
 	 * claimed attempt's `started` event is appended in the claim's transaction (no
 	 * transaction of its own per start) and says in_process for those. */
 	const int *in_process;
+	/* issue 10 (op_limit.c). Parallel to kinds, or NULL: at most this many running
+	 * tasks of the kind across all instances (0: no limit); the claim counts them in
+	 * its transaction (serialised per kind) and takes no more. */
+	const int *concurrency;
+	/* [limits] max_starts_per_day by tenant (NULL/0: none): a claim counts each start of
+	 * a (tenant, scope) on its UTC day and defers a task beyond the limit to the next
+	 * day's 00:00 UTC (pending, `deferred` event) instead of handing it out. */
+	const struct wq__starts_limit *starts;
+	size_t nstarts;
+};
+
+/* One [limits] section's max_starts_per_day (issue 10): tenant "" and named 0 for
+ * [limits], the default of every tenant without a section of its own. */
+struct wq__starts_limit {
+	const char *tenant;
+	int named;
+	int max;             /* 0: no limit for these tenants */
+	const char *section; /* "limits" or "limits.TENANT", for the event */
 };
 
 /* The outcome of one attempt, recorded by finish(). */
@@ -160,6 +178,20 @@ struct wq__outcome {
 	 * begun and unconfirmed, finish() writes the effect's name here; untouched
 	 * otherwise. */
 	char *cancel_effect_out;
+	/* Follow-ups (issue 10; op_followup.c), SUCCEEDED only: created in this transaction.
+	 * `followups`: the JSON array text the handler gave (NUL-terminated), or NULL;
+	 * `followups_error`: why it could not be read (then rejected with that detail). */
+	const char *followups;
+	const char *followups_error;
+	const struct wq__followup_limits *followup_limits; /* NULL: none */
+};
+
+/* The [limits] on a task's follow-ups (issue 10); -1 / 0: no limit. */
+struct wq__followup_limits {
+	int max_followups;   /* per task */
+	int max_depth;       /* a follow-up's depth (the root task's is 0) */
+	size_t max_payload;  /* bytes of a follow-up's payload (max_payload_bytes) */
+	char section[WQ_NAME_MAX + 8]; /* "limits" or "limits.TENANT" */
 };
 
 /* A registered worker instance. */
@@ -515,6 +547,11 @@ struct wq__store_methods {
 	wq_rc (*finish_batch)(struct wq__store *s, const struct wq__outcome *const *o, size_t n,
 			      wq_rc *rcs, wq_error *errs, const struct wq__claim_req *req,
 			      struct wq__claimed **got, size_t *ngot, wq_error *err);
+	/* --- follow-ups (issue 10; op_followup.c): finish() creates them --- */
+	/* A task's parent (0: none) and its follow-ups' ids (ascending; *children malloc'd,
+	 * NULL when none). WQ_ENOTFOUND. */
+	wq_rc (*family)(struct wq__store *s, int64_t id, int64_t *parent, int64_t **children,
+			size_t *n, wq_error *err);
 };
 
 /* The backends compiled in. */

@@ -714,12 +714,83 @@ static void effect_journal_from_c(void **state)
 	assert_true(has_event(db, id, "started", "in_process"));
 }
 
+/* ---- follow-ups and the result limit (issue 10) ---- */
+
+static wq_job_result fan_out(wq_job *job, void *ud)
+{
+	(void)ud;
+	if (wq_job_followup(job, "leaf", "{\"i\":1}", "x", 0, NULL, NULL) != WQ_OK ||
+	    wq_job_followup(job, "leaf", NULL, NULL, 3600 * INT64_C(1000000), "agent:a", NULL) !=
+		    WQ_OK ||
+	    wq_job_followup(job, "bad kind!", NULL, NULL, 0, NULL, NULL) != WQ_EINVAL)
+		return WQ_JOB_FAIL;
+	wq_job_set_result(job, "twelve bytes", 12, NULL); /* beyond acme's limit: refused */
+	return WQ_JOB_SUCCEEDED;
+}
+
+static wq_job_result leaf(wq_job *job, void *ud)
+{
+	(void)job;
+	(void)ud;
+	return WQ_JOB_SUCCEEDED;
+}
+
+/* wq_job_followup: created with the success, linked to the parent, the delayed one due
+ * later; a success whose result is beyond the tenant's max_result_bytes fails
+ * (result-too-large) and creates none. */
+static void followups_from_c(void **state)
+{
+	wq_db *db = *state;
+	wq_config *cfg = config("[limits.acme]\nmax_result_bytes = 10\n");
+	wq_worker_opts o = { .until_idle = 1, .log = quiet_log };
+	wq_enqueue_opts eo;
+	wq_enqueued ok, big;
+	wq_worker *w = NULL;
+	int64_t parent = -1, *kids = NULL;
+	size_t n = 0;
+	wq_error e;
+	wq_task t;
+
+	memset(&eo, 0, sizeof(eo));
+	eo.kind = "fan";
+	assert_int_equal(wq_enqueue(db, &eo, &ok, &e), WQ_OK);
+	eo.tenant = "acme";
+	assert_int_equal(wq_enqueue(db, &eo, &big, &e), WQ_OK);
+	assert_int_equal(wq_worker_new(db, cfg, &o, &w, &e), WQ_OK);
+	assert_int_equal(wq_worker_register(w, "fan", fan_out, NULL, &e), WQ_OK);
+	assert_int_equal(wq_worker_register(w, "leaf", leaf, NULL, &e), WQ_OK);
+	assert_int_equal(wq_worker_run(w, &e), WQ_OK);
+	wq_worker_free(w);
+	wq_config_free(cfg);
+
+	assert_int_equal(task(db, ok.id).state, WQ_STATE_SUCCEEDED);
+	assert_int_equal(wq_task_family(db, ok.id, &parent, &kids, &n, &e), WQ_OK);
+	assert_int_equal(parent, 0);
+	assert_int_equal(n, 2);
+	t = task(db, kids[0]);
+	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+	assert_string_equal(t.kind, "leaf");
+	t = task(db, kids[1]);
+	assert_int_equal(t.state, WQ_STATE_PENDING); /* due in an hour */
+	assert_true(t.due_at > t.created_at + 3500 * INT64_C(1000000));
+	assert_int_equal(has_event(db, ok.id, "followup-created", "agent:a"), 1);
+	free(kids);
+
+	t = task(db, big.id);
+	assert_int_equal(t.state, WQ_STATE_FAILED);
+	assert_string_equal(t.reason, "result-too-large");
+	assert_non_null(strstr(t.reason_detail, "max_result_bytes ([limits.acme]) is 10 bytes"));
+	assert_int_equal(wq_task_family(db, big.id, &parent, &kids, &n, &e), WQ_OK);
+	assert_int_equal(n, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(kind_is_command_or_inproc, setup, teardown),
 		cmocka_unit_test_setup_teardown(job_context_and_result, setup, teardown),
 		cmocka_unit_test_setup_teardown(effect_journal_from_c, setup, teardown),
+		cmocka_unit_test_setup_teardown(followups_from_c, setup, teardown),
 		cmocka_unit_test_setup_teardown(cancel_seen_through_flag, setup, teardown),
 		cmocka_unit_test_setup_teardown(runtime_limit_seen_through_flag, setup, teardown),
 		cmocka_unit_test_setup_teardown(ignored_stop_is_interrupted_after_grace, setup,

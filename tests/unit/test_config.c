@@ -274,6 +274,34 @@ static void urls_are_redacted(void **state)
 	assert_null(strstr(e.message, "token"));
 }
 
+/* Issue 10: the limit keys per tenant, a kind's concurrency and payload versions. */
+static void limits_and_kind_policy(void **state)
+{
+	wq_config *c = parse_ok("[kind.a]\ncommand = /bin/true\nconcurrency = 3\n"
+				"payload_versions = 1, 3\n[limits]\nmax_payload_bytes = 1KiB\n"
+				"max_result_bytes = 200\nmax_starts_per_day = 5\nmax_followups = 0\n"
+				"[limits.acme]\nmax_followup_depth = 2\n");
+	const struct wq__kind_config *k = wq__config_kind(c, "a");
+	const struct wq__limit_config *l = wq__config_limits(c, "other");
+	(void)state;
+	assert_int_equal(k->concurrency, 3);
+	assert_true(k->payload_versions == ((UINT64_C(1) << 1) | (UINT64_C(1) << 3)));
+	assert_int_equal(l->max_payload_bytes, 1024);
+	assert_int_equal(l->max_result_bytes, 200);
+	assert_int_equal(l->max_starts_per_day, 5);
+	assert_int_equal(l->max_followups, 0);
+	assert_int_equal(l->max_followup_depth, -1); /* not set: no limit */
+	l = wq__config_limits(c, "acme");            /* replaces [limits] */
+	assert_int_equal(l->max_followup_depth, 2);
+	assert_int_equal(l->max_followups, -1);
+	assert_int_equal(l->max_starts_per_day, 0);
+	wq_config_free(c);
+	expect_error("[kind.a]\ncommand = x\npayload_versions = 0\n", "payload_versions");
+	expect_error("[kind.a]\ncommand = x\npayload_versions = 1,,2\n", "payload_versions");
+	expect_error("[kind.a]\ncommand = x\nconcurrency = 0\n", "concurrency");
+	expect_error("[limits]\nmax_starts_per_day = -1\n", "max_starts_per_day");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +312,7 @@ int main(void)
 		cmocka_unit_test(load_missing_file), cmocka_unit_test(argv_split),
 		cmocka_unit_test(channels),	   cmocka_unit_test(channel_errors),
 		cmocka_unit_test(urls_are_redacted),
+		cmocka_unit_test(limits_and_kind_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
