@@ -433,6 +433,10 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 	if (!rc && o->kind == WQ__FINISH_SUCCEEDED &&
 	    !(o->outcome && strcmp(o->outcome, "discarded") == 0))
 		rc = wq__deliveries_queue(s, o->task_id, o->now, err);
+	/* issue 13: a mailbox message's acknowledgement, in the transaction that records
+	 * its task handled */
+	if (!rc)
+		rc = wq__intake_finished(s, o, err);
 	return rc;
 }
 
