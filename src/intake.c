@@ -203,6 +203,8 @@ static int start_acks(struct src *s)
 	}
 	if (s->nacks == 0)
 		return 0;
+	/* crash tests: stop between the claim (its task handled) and the source's flag */
+	wq__failpoint("intake_ack_send");
 	s->ack_ok = calloc(s->nacks, sizeof(*s->ack_ok));
 	s->ack_errs = calloc(s->nacks, sizeof(*s->ack_errs));
 	if (!s->ack_ok || !s->ack_errs || queue(s, ST_ACK, work_ack, after_ack) != 0) {
