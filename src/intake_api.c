@@ -4,6 +4,8 @@
 #include "internal.h"
 #include "store/evidence.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const intake_states[] = {
@@ -81,4 +83,34 @@ wq_rc wq_intake_acks_waiting(wq_db *db, const char *source, int64_t *count, wq_e
 	if (!db || !count)
 		return wq__err(err, WQ_EINVAL, "wq_intake_acks_waiting needs a store and a count");
 	return WQ__STORE(db, intake_acks_waiting, source ? source : "", count, err);
+}
+
+/* Abandoned messages: given up after their last handout (SPEC §9), acknowledged at the
+ * source so they do not come back: a person decides what becomes of them. */
+wq_rc wq__intake_findings(wq_db *db, wq_finding **f, size_t *cnt, wq_error *err)
+{
+	wq_intake *x = NULL;
+	wq_finding *grown;
+	size_t n = 0;
+	wq_rc rc = WQ__STORE(db, intake_list, "", "abandoned", "", &x, &n, err);
+
+	if (rc != WQ_OK || n == 0)
+		goto out;
+	if (!(grown = realloc(*f, (*cnt + n) * sizeof(**f)))) {
+		rc = wq__err(err, WQ_ENOMEM, "out of memory (%zu abandoned messages)", n);
+		goto out;
+	}
+	*f = grown;
+	for (size_t i = 0; i < n; i++) {
+		wq_finding *y = &(*f)[(*cnt)++];
+
+		memset(y, 0, sizeof(*y));
+		wq__strlcpy(y->type, "abandoned-message", sizeof(y->type));
+		y->task_id = x[i].task_id;
+		snprintf(y->detail, sizeof(y->detail), "source %s, message %.120s: %d handouts, "
+			 "acknowledged at the source", x[i].source, x[i].key, x[i].handouts);
+	}
+out:
+	wq_free(x);
+	return rc;
 }

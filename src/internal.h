@@ -242,6 +242,9 @@ wq_rc wq__sources_validate(wq_config *cfg, wq_error *err);
 void wq__sources_free(wq_config *cfg);
 /* The source's operators' inbox recipient. */
 const char *wq__source_operators(const wq_config *cfg, const struct wq__source_config *src);
+/* intake_api.c: doctor's `abandoned-message` findings (one per abandoned record), appended
+ * to *f (realloc'd). */
+wq_rc wq__intake_findings(wq_db *db, wq_finding **f, size_t *cnt, wq_error *err);
 /* intake_api.c: WQ_EINVAL unless name is 1..WQ_INTAKE_SOURCE_MAX of [A-Za-z0-9._-]. */
 wq_rc wq__intake_check_source(const char *name, wq_error *err);
 
