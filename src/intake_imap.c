@@ -160,6 +160,9 @@ static int perform(struct conn *k, const struct wq__source_config *c, const char
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "imap,imaps");
+	/* one connection per source: a fresh one closes the one before (servers limit
+	 * connections per user and address, Dovecot to 10 by default) */
+	curl_easy_setopt(h, CURLOPT_MAXCONNECTS, 1L);
 	cc = curl_easy_perform(h);
 	if (cc == CURLE_OK && !k->hdr.over && !k->body.over)
 		return 0;

@@ -54,6 +54,7 @@ auth_mechanisms = plain login
 default_login_user = $login_user
 default_internal_user = $internal_user
 first_valid_uid = 1
+mail_max_userip_connections = 50
 mail_location = maildir:~/Maildir
 passdb {
   driver = passwd-file
