@@ -131,13 +131,15 @@ static int intake_show(struct cli *cli, int argc, char **argv)
 
 int cmd_intake(struct cli *cli, int argc, char **argv)
 {
+	/* one help entry for both subcommands (cli_parse would look up "list"/"show") */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			cli_help_command(stdout, "intake");
+			return CLI_EXIT_HELP;
+		}
 	if (argc >= 2 && strcmp(argv[1], "list") == 0)
 		return intake_list(cli, argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "show") == 0)
 		return intake_show(cli, argc - 1, argv + 1);
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		cli_help_command(stdout, "intake");
-		return CLI_EXIT_HELP;
-	}
 	return cli_errorf(CLI_EXIT_USAGE, "intake: expected 'list' or 'show' (wakeq help intake)");
 }

@@ -118,10 +118,11 @@ char *wq__intake_payload(const char *source, const char *key, int64_t uidvalidit
 	char *text = NULL, *p = NULL;
 	int bad = !o || !h;
 
+	/* headers first: json_object_set_new takes h (or frees it) whatever follows */
 	if (!bad)
-		bad = json_object_set_new(o, "v", json_integer(WQ_INTAKE_PAYLOAD_VERSION)) ||
+		bad = json_object_set_new(o, "headers", h) ||
+		      json_object_set_new(o, "v", json_integer(WQ_INTAKE_PAYLOAD_VERSION)) ||
 		      set_str(o, "source", source) || set_str(o, "key", key) ||
-		      json_object_set_new(o, "headers", h) ||
 		      json_object_set_new(o, "size", json_integer(size));
 	else
 		json_decref(h);
