@@ -163,6 +163,8 @@ int cmd_lock(struct cli *cli, int argc, char **argv);
 int cmd_pause(struct cli *cli, int argc, char **argv);
 int cmd_resume(struct cli *cli, int argc, char **argv);
 int cmd_kinds(struct cli *cli, int argc, char **argv);
+/* intake (issue 13; cmd_intake.c) */
+int cmd_intake(struct cli *cli, int argc, char **argv);
 
 /* ---------------------------------------------------------------- cmd_ops.c ---- */
 

@@ -229,6 +229,14 @@ static const struct help helps[] = {
 	 "wakeq resume summarize", EXIT_STD},
 	{"kinds", "kinds [--json]", "the kinds paused now", {{"--json", "as JSON"}},
 	 "wakeq kinds", EXIT_STD},
+	{"intake", "intake list [--source S] [--state STATE] [--json]\n"
+		   "intake show SOURCE KEY [--json]",
+	 "mailbox messages the [source.NAME] sections handed out as tasks: state, handouts,\n"
+	 "acknowledgement (a message is marked seen only after its task was handled)",
+	 {{"--source S", "only this source"},
+	  {"--state STATE", "pending, handled, giving-up, acknowledged, abandoned or retired"},
+	  {"--json", "an array (show: one object)"}},
+	 "wakeq intake list --state abandoned", EXIT_STD ", 4 no such message"},
 	{"help", "help [COMMAND]",
 	 "this text, or one command's usage, options, example and exit statuses (as\n"
 	 "COMMAND --help and COMMAND -h)",

@@ -22,6 +22,8 @@ static const struct command commands[] = {
 	{"schedule", cmd_schedule},
 	/* turn locks, paused kinds (issue 10) */
 	{"lock", cmd_lock}, {"pause", cmd_pause}, {"resume", cmd_resume}, {"kinds", cmd_kinds},
+	/* intake (issue 13) */
+	{"intake", cmd_intake},
 };
 
 static const struct command *find_command(const char *name)

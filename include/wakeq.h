@@ -813,6 +813,47 @@ wq_rc wq_job_followup(wq_job *job, const char *kind, const char *payload, const 
  * free(); NULL when none). WQ_ENOTFOUND. */
 wq_rc wq_task_family(wq_db *db, int64_t id, int64_t *parent, int64_t **children, size_t *n,
 		     wq_error *err);
+/* ------------------------------------------------------ intake (issue 13) ---- */
+
+/* A mailbox source (`[source.NAME]` in the worker file: Maildir or IMAP) hands each
+ * message out as a task of operation key `intake:SOURCE:KEY`; the message is
+ * acknowledged at the source (IMAP \Seen, Maildir cur/ with S) only after its task was
+ * handled (succeeded or discarded), or after its last handout (abandoned). */
+#define WQ_INTAKE_SOURCE_MAX 64 /* [A-Za-z0-9._-] */
+#define WQ_INTAKE_KEY_MAX 180   /* IMAP "UIDVALIDITY:UID", Maildir the unique name */
+#define WQ_INTAKE_PAYLOAD_VERSION 1
+
+/* One message a source handed out. state: "pending" (its task is not handled yet),
+ * "handled" / "giving-up" (the acknowledgement is queued: outcome succeeded or
+ * discarded / abandoned), "acknowledged", "abandoned" (both only once the source took
+ * the acknowledgement), "retired" (the mailbox's UIDVALIDITY changed). */
+typedef struct wq_intake {
+	int64_t id;
+	char source[WQ_INTAKE_SOURCE_MAX + 1];
+	char key[WQ_INTAKE_KEY_MAX + 1];
+	int64_t uidvalidity, uid; /* IMAP; 0 for Maildir */
+	char state[16];
+	char outcome[16];         /* "", "succeeded", "discarded", "abandoned" */
+	int64_t task_id;
+	int handouts;             /* attempts its task has been given */
+	int max_handouts;
+	int64_t size;             /* bytes of the message */
+	int ack_attempts;
+	int64_t ack_next_at;
+	char ack_error[WQ_DETAIL_MAX + 1];
+	int64_t created_at, updated_at, handled_at, acked_at;
+} wq_intake;
+
+/* 1 when name is one of the states above. */
+int wq_intake_state_valid(const char *name);
+/* Records by id; source and state NULL or "" for any. *out freed with wq_free(). */
+wq_rc wq_intake_list(wq_db *db, const char *source, const char *state, wq_intake **out,
+		     size_t *n, wq_error *err);
+/* One record. WQ_ENOTFOUND. */
+wq_rc wq_intake_get(wq_db *db, const char *source, const char *key, wq_intake *out,
+		    wq_error *err);
+/* How many acknowledgements are queued or in flight (source NULL: all sources). */
+wq_rc wq_intake_acks_waiting(wq_db *db, const char *source, int64_t *count, wq_error *err);
 
 #ifdef __cplusplus
 }

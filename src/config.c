@@ -450,6 +450,13 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	strip_comment(v);
 	if (p->channel)
 		return channel_entry(p, section, name, v);
+	if (strncmp(section, "source.", 7) == 0) { /* issue 13 */
+		char msg[200];
+
+		if (wq__source_entry(p->cfg, section + 7, name, v, msg, sizeof msg))
+			return fail(p, WQ_ECONFIG, "%s%s", msg, "");
+		return 1;
+	}
 	if (p->limit)
 		return apply_key(p, limit_keys, WQ__ARRAY_LEN(limit_keys), p->limit, section, name,
 				 v);
@@ -536,6 +543,13 @@ static int prescan(struct parse *p, const char *text)
 				if (!add_limit(p, sec))
 					return line;
 				p->cfg->limits[p->cfg->nlimits - 1].line = line;
+			} else if (strncmp(sec, "source.", 7) == 0) { /* issue 13 */
+				const char *why = wq__source_add(p->cfg, sec + 7, line);
+
+				if (why) {
+					fail(p, WQ_ECONFIG, "[%s]: %s", sec, why);
+					return line;
+				}
 			} else if (strncmp(sec, "channel.", 8) == 0) {
 				if (!add_channel(p, sec + 8))
 					return line;
@@ -543,7 +557,7 @@ static int prescan(struct parse *p, const char *text)
 				p->cfg->channels[channel - 1].line = line;
 			} else {
 				fail(p, WQ_ECONFIG, "unknown section [%s] (expected [worker], [retention], "
-				     "[kind.NAME], [channel.NAME] or [limits[.TENANT]])",
+				     "[kind.NAME], [channel.NAME], [source.NAME] or [limits[.TENANT]])",
 				     sec, "");
 				return line;
 			}
@@ -588,6 +602,8 @@ static wq_rc validate(wq_config *c, wq_error *err)
 			       "%s: [retention] operations is shorter than tasks; operation records "
 			       "must be kept at least as long as task rows",
 			       c->path);
+	if (wq__sources_validate(c, err) != WQ_OK) /* issue 13 */
+		return WQ_ECONFIG;
 	for (size_t i = 0; i < c->nchannels; i++) {
 		const struct wq__channel_config *ch = &c->channels[i];
 
@@ -691,6 +707,7 @@ void wq_config_free(wq_config *cfg)
 		wq__argv_free(cfg->channels[i].argv);
 	}
 	free(cfg->channels);
+	wq__sources_free(cfg); /* issue 13 */
 	free(cfg->operators_inbox);
 	free(cfg->db);
 	free(cfg->path);

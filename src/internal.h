@@ -203,6 +203,9 @@ struct wq_config {
 	/* [limits] and [limits.TENANT] (issue 10), in file order */
 	struct wq__limit_config *limits;
 	size_t nlimits;
+	/* [source.NAME] (issue 13; intake_config.c), in file order */
+	struct wq__source_config *sources;
+	size_t nsources;
 };
 
 /* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside
@@ -219,6 +222,43 @@ void wq__kind_defaults(struct wq__kind_config *k, const char *name);
 const struct wq__channel_config *wq__config_channel(const wq_config *cfg, const char *name);
 /* The operators' inbox recipient ("operators" unless configured). */
 const char *wq__config_operators(const wq_config *cfg);
+
+/* ---- intake (issue 13): [source.NAME] sections (intake_config.c) ---- */
+
+enum wq__source_type { WQ__SOURCE_MAILDIR = 1, WQ__SOURCE_IMAP = 2 };
+
+struct wq__source_config {
+	char name[WQ_INTAKE_SOURCE_MAX + 1];
+	enum wq__source_type type;
+	char *url;           /* imap: imaps://HOST[:PORT]/MAILBOX; imap:// only to 127.0.0.1 */
+	char *username;      /* imap */
+	char *password_file; /* imap: exactly one of the two; the password itself is never */
+	char *password_env;  /* part of the configuration text */
+	char *path;          /* maildir: the directory holding new/ cur/ tmp/ */
+	char kind[WQ_KIND_MAX + 1];
+	int64_t poll;        /* µs; default 30s */
+	int max_handouts;    /* default 3: the attempt limit of the messages' tasks */
+	char *operators;     /* inbox recipient of give-up reports; NULL: [worker]'s */
+	unsigned seen;       /* keys given (a key twice is an error) */
+	int line;            /* of its section header, for messages */
+};
+
+/* prescan: a new [source.NAME]; NULL, or what is wrong (static text). */
+const char *wq__source_add(wq_config *cfg, const char *name, int line);
+/* One key of [source.NAME]; NULL, or what is wrong, written into msg. */
+const char *wq__source_entry(wq_config *cfg, const char *name, const char *key,
+			     const char *value, char *msg, size_t msgsz);
+/* Whole-file checks once every key is read (kinds exist; their max_attempts is the
+ * source's max_handouts, which it sets when the kind has none). */
+wq_rc wq__sources_validate(wq_config *cfg, wq_error *err);
+void wq__sources_free(wq_config *cfg);
+/* The source's operators' inbox recipient. */
+const char *wq__source_operators(const wq_config *cfg, const struct wq__source_config *src);
+/* intake_api.c: doctor's `abandoned-message` findings (one per abandoned record), appended
+ * to *f (realloc'd). */
+wq_rc wq__intake_findings(wq_db *db, wq_finding **f, size_t *cnt, wq_error *err);
+/* intake_api.c: WQ_EINVAL unless name is 1..WQ_INTAKE_SOURCE_MAX of [A-Za-z0-9._-]. */
+wq_rc wq__intake_check_source(const char *name, wq_error *err);
 
 /* command_check.c (issue 14): every kind's and command channel's program exists and is
  * executable (found as execvp would), else WQ_ECONFIG naming the kind or channel, the

@@ -105,6 +105,7 @@ static void shutdown_now(struct wq_worker *w)
 	close_if_open((uv_handle_t *)&w->beat);
 	close_if_open((uv_handle_t *)&w->drain);
 	close_if_open((uv_handle_t *)&w->kick);
+	wq__intake_stop(w->intake); /* issue 13: its timer; a job in flight finishes */
 	if (w->handle_signals) {
 		close_if_open((uv_handle_t *)&w->sigterm);
 		close_if_open((uv_handle_t *)&w->sigint);
@@ -617,6 +618,8 @@ static void check_idle(struct wq_worker *w)
 		return; /* due now or in a moment: a poll takes it */
 	if (wq__deliver_keeps_alive(w->dl, now + WQ__IDLE_HORIZON))
 		return; /* a delivery in flight, or due now or in a moment */
+	if (wq__intake_keeps_alive(w->intake))
+		return; /* issue 13: a source not yet polled clean, or an acknowledgement due */
 	begin_drain(w, "idle");
 }
 
@@ -1119,6 +1122,14 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 			return e.code;
 		}
 	}
+	/* issue 13: the mailbox sources (their own timer, started by wq_worker_run) */
+	if (wq__intake_new(&w->loop, db, cfg, w->self.id, wq__worker_log, w, &w->intake, &e) !=
+	    WQ_OK) {
+		wq_worker_free(w);
+		if (err)
+			*err = e;
+		return e.code;
+	}
 	*out = w;
 	return WQ_OK;
 }
@@ -1182,6 +1193,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 			       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
 		uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),
 			       ms_of(w->cfg->heartbeat) ? ms_of(w->cfg->heartbeat) : 1);
+		wq__intake_start(w->intake); /* issue 13 */
 		if (w->handle_signals) {
 			uv_signal_start(&w->sigterm, on_signal, SIGTERM);
 			uv_signal_start(&w->sigint, on_signal, SIGINT);
@@ -1221,6 +1233,7 @@ void wq_worker_free(wq_worker *w)
 		uv_loop_close(&w->loop);
 	}
 	wq__deliver_free(w->dl);
+	wq__intake_free(w->intake); /* issue 13: after the loop ran its jobs to the end */
 	wq__pool_free(w->pool); /* waits for every handler thread, abandoned ones too */
 	free(w->inproc);
 	while (w->jobs) { /* only when run ended abnormally; handles are closed above */

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "deliver.h"
 #include "instance.h"
+#include "intake.h"
 #include "job.h"
 #include "outcome.h"
 #include "policy.h"
@@ -159,6 +160,7 @@ struct wq_worker {
 	struct wq__inproc_kind *inproc; /* registered kinds (wq_worker_register) */
 	size_t ninproc;
 	struct wq__pool *pool;  /* their threads (pool.c); NULL when none is registered */
+	struct wq__intake *intake; /* mailbox sources (issue 13; intake.c); NULL: none */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
 	/* Store calls failed since the store last took a write (a heartbeat, a claim that

@@ -222,6 +222,11 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
  * event); only a store failure is an error. */
 wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
+/* op_intake.c (issue 13): within finish(), after the outcome is recorded: the task's
+ * pending intake record, if it has one, becomes handled / giving-up with its
+ * acknowledgement queued, or counts the handout. One call, nothing else to know. */
+wq_rc wq__intake_finished(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \
@@ -243,7 +248,10 @@ wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_
 	/* group commit (issue 11) */                                                      \
 	X(finish_batch)                                                                     \
 	/* follow-ups (issue 10) */                                                         \
-	X(family)
+	X(family)                                                                           \
+	/* intake (issue 13) */                                                            \
+	X(intake_known) X(intake_retire) X(intake_record) X(intake_ack_claim)                \
+	X(intake_ack_finish) X(intake_list) X(intake_acks_waiting)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

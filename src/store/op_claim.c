@@ -489,6 +489,10 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 		rc = wq__deliveries_queue(s, o->task_id, o->now, err);
 	if (!rc) /* issue 10: the follow-ups with the success that asked for them */
 		rc = wq__followups_create(s, o, err);
+	/* issue 13: a mailbox message's acknowledgement, in the transaction that records
+	 * its task handled */
+	if (!rc)
+		rc = wq__intake_finished(s, o, err);
 	return rc;
 }
 

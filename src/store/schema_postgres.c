@@ -230,7 +230,39 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 ");\n"
 	 "ALTER TABLE tasks ADD COLUMN parent_id bigint NOT NULL DEFAULT 0;\n"
 	 "ALTER TABLE tasks ADD COLUMN depth integer NOT NULL DEFAULT 0;\n"
-	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"},
+	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"
+	 /* Intake (issue 13; op_intake.c): one row per mailbox message a source handed
+	  * out, keyed by (source, key); `state` pending → handled | giving-up (the
+	  * acknowledgement queued by finish) → acknowledged | abandoned (only after the
+	  * source took the acknowledgement), or retired (UIDVALIDITY changed). ack_*: the
+	  * acknowledgement's own attempts, backoff and owner, as a delivery's. */
+	 "-- intake (issue 13)\n"
+	 "CREATE TABLE intake (\n"
+	 "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
+	 "  source text NOT NULL,\n"
+	 "  key text NOT NULL,\n"
+	 "  uidvalidity bigint NOT NULL DEFAULT 0,\n"
+	 "  uid bigint NOT NULL DEFAULT 0,\n"
+	 "  state text NOT NULL,\n"
+	 "  outcome text NOT NULL DEFAULT '',\n"
+	 "  task_id bigint NOT NULL DEFAULT 0,\n"
+	 "  handouts integer NOT NULL DEFAULT 0,\n"
+	 "  max_handouts integer NOT NULL,\n"
+	 "  size bigint NOT NULL DEFAULT 0,\n"
+	 "  operators text NOT NULL DEFAULT '',\n"
+	 "  ack_attempts integer NOT NULL DEFAULT 0,\n"
+	 "  ack_next_at bigint NOT NULL DEFAULT 0,\n"
+	 "  ack_instance text NOT NULL DEFAULT '',\n"
+	 "  ack_until bigint NOT NULL DEFAULT 0,\n"
+	 "  ack_error text NOT NULL DEFAULT '',\n"
+	 "  created_at bigint NOT NULL,\n"
+	 "  updated_at bigint NOT NULL,\n"
+	 "  handled_at bigint NOT NULL DEFAULT 0,\n"
+	 "  acked_at bigint NOT NULL DEFAULT 0,\n"
+	 "  UNIQUE (source, key)\n"
+	 ");\n"
+	 "CREATE INDEX intake_task ON intake (task_id);\n"
+	 "CREATE INDEX intake_ack ON intake (state, ack_next_at, id);\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -254,7 +254,39 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 ") WITHOUT ROWID;\n"
 	 "ALTER TABLE tasks ADD COLUMN parent_id INTEGER NOT NULL DEFAULT 0;\n"
 	 "ALTER TABLE tasks ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;\n"
-	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"},
+	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"
+	 /* Intake (issue 13; op_intake.c): one row per mailbox message a source handed
+	  * out, keyed by (source, key); `state` pending → handled | giving-up (the
+	  * acknowledgement queued by finish) → acknowledged | abandoned (only after the
+	  * source took the acknowledgement), or retired (UIDVALIDITY changed). ack_*: the
+	  * acknowledgement's own attempts, backoff and owner, as a delivery's. */
+	 "-- intake (issue 13)\n"
+	 "CREATE TABLE intake (\n"
+	 "  id INTEGER PRIMARY KEY,\n"
+	 "  source TEXT NOT NULL,\n"
+	 "  key TEXT NOT NULL,\n"
+	 "  uidvalidity INTEGER NOT NULL DEFAULT 0,\n"
+	 "  uid INTEGER NOT NULL DEFAULT 0,\n"
+	 "  state TEXT NOT NULL,\n"
+	 "  outcome TEXT NOT NULL DEFAULT '',\n"
+	 "  task_id INTEGER NOT NULL DEFAULT 0,\n"
+	 "  handouts INTEGER NOT NULL DEFAULT 0,\n"
+	 "  max_handouts INTEGER NOT NULL,\n"
+	 "  size INTEGER NOT NULL DEFAULT 0,\n"
+	 "  operators TEXT NOT NULL DEFAULT '',\n"
+	 "  ack_attempts INTEGER NOT NULL DEFAULT 0,\n"
+	 "  ack_next_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  ack_instance TEXT NOT NULL DEFAULT '',\n"
+	 "  ack_until INTEGER NOT NULL DEFAULT 0,\n"
+	 "  ack_error TEXT NOT NULL DEFAULT '',\n"
+	 "  created_at INTEGER NOT NULL,\n"
+	 "  updated_at INTEGER NOT NULL,\n"
+	 "  handled_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  acked_at INTEGER NOT NULL DEFAULT 0,\n"
+	 "  UNIQUE (source, key)\n"
+	 ");\n"
+	 "CREATE INDEX intake_task ON intake (task_id);\n"
+	 "CREATE INDEX intake_ack ON intake (state, ack_next_at, id);\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -55,6 +55,14 @@
 	"next_slot, last_slot, last_task, owner, lease_until, created_at, payload_size, "     \
 	"payload_sha256"
 
+/* The columns of a wq_intake, in the order of op_intake.c's intake_cols (issue 13); the
+ * handouts are the attempts its task has been given (claims), once it has a task. */
+#define WQ__INTAKE_COLUMNS                                                                 \
+	"i.id, i.source, i.key, i.uidvalidity, i.uid, i.state, i.outcome, i.task_id, "        \
+	"coalesce((SELECT t.attempt FROM tasks t WHERE t.id = i.task_id), i.handouts), "      \
+	"i.max_handouts, i.size, i.ack_attempts, i.ack_next_at, i.ack_error, i.created_at, "  \
+	"i.updated_at, i.handled_at, i.acked_at"
+
 #define WQ__TERMINAL "state IN ('succeeded', 'failed', 'cancelled')"
 
 /* A finished task prune may delete: terminal, finished before $1, and none of its
@@ -412,6 +420,64 @@
 	  "= $1 AND parent_id = 0")                                                         \
 	X(SQL_FOLLOWUP_CHILDREN, "SELECT id FROM tasks WHERE parent_id = $1 ORDER BY id")   \
 	X(SQL_FOLLOWUP_FAMILY_PARENT, "SELECT parent_id FROM tasks WHERE id = $1")
+	/* ---- intake (issue 13; op_intake.c) ---- */                                      \
+	/* which of the keys $2 (JSON array) source $1 has recorded (any state) */          \
+	X(SQL_INTAKE_KNOWN, "SELECT key FROM intake WHERE source = $1 AND key IN "          \
+	  D_TEXTS("$2"))                                                                    \
+	X(SQL_INTAKE_INSERT, "INSERT INTO intake (source, key, uidvalidity, uid, state, "   \
+	  "max_handouts, size, operators, created_at, updated_at) VALUES ($1, $2, $3, $4, " \
+	  "'pending', $5, $6, $7, $8, $8) ON CONFLICT (source, key) DO NOTHING"             \
+	  D_RETURNING_ID)                                                                   \
+	X(SQL_INTAKE_SET_TASK, "UPDATE intake SET task_id = $2 WHERE id = $1")              \
+	/* records of another UIDVALIDITY that still wait for something */                  \
+	X(SQL_INTAKE_STALE_ANY, "SELECT 1 FROM intake WHERE source = $1 AND uidvalidity "   \
+	  "<> $2 AND state IN ('pending', 'handled', 'giving-up') LIMIT 1")                 \
+	X(SQL_INTAKE_RETIRE, "UPDATE intake SET state = 'retired', updated_at = $3, "       \
+	  "ack_instance = '' WHERE source = $1 AND uidvalidity <> $2 AND state IN "         \
+	  "('pending', 'handled', 'giving-up') RETURNING id, task_id, key")                 \
+	X(SQL_INTAKE_OF_TASK, "SELECT id, source, key, state FROM intake WHERE task_id = "  \
+	  "$1 AND state = 'pending'" D_FOR_UPDATE)                                          \
+	/* pending → handled | giving-up ($3), the acknowledgement due now ($5) */           \
+	X(SQL_INTAKE_HANDLED, "UPDATE intake SET state = $3, outcome = $4, handouts = $6, " \
+	  "handled_at = $5, updated_at = $5, ack_next_at = $5, ack_attempts = 0, "          \
+	  "ack_instance = '', ack_error = '' WHERE id = $1 AND task_id = $2 AND state = "   \
+	  "'pending'")                                                                      \
+	X(SQL_INTAKE_HANDOUTS, "UPDATE intake SET handouts = $2, updated_at = $3 WHERE id " \
+	  "= $1 AND state = 'pending'")                                                     \
+	/* acknowledgements of source $3 due now ($2): unowned, or their owner's lease or   \
+	 * row gone */                                                                      \
+	X(SQL_INTAKE_ACK_ANY, "SELECT 1 FROM intake p WHERE p.source = $1 AND p.state IN "  \
+	  "('handled', 'giving-up') AND p.ack_next_at <= $2 AND (p.ack_instance = '' OR "   \
+	  "p.ack_until <= $2 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = "        \
+	  "p.ack_instance)) LIMIT 1")                                                       \
+	X(SQL_INTAKE_ACK_CLAIM, "UPDATE intake SET ack_attempts = ack_attempts + 1, "       \
+	  "ack_instance = $1, ack_until = $4, updated_at = $2 WHERE "                       \
+	  D_PICK("SELECT p.id FROM intake p WHERE p.source = $3 AND p.state IN ('handled', " \
+		 "'giving-up') AND p.ack_next_at <= $2 AND (p.ack_instance = '' OR "       \
+		 "p.ack_until <= $2 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = " \
+		 "p.ack_instance)) ORDER BY p.ack_next_at, p.id LIMIT $5" D_SKIP_LOCKED)   \
+	  " AND state IN ('handled', 'giving-up') AND ack_next_at <= $2 AND EXISTS "        \
+	  "(SELECT 1 FROM instances WHERE id = $1) RETURNING id, key, uidvalidity, uid, "   \
+	  "state, ack_attempts, task_id")                                                   \
+	/* the source took the acknowledgement: handled → acknowledged, giving-up →         \
+	 * abandoned, fenced by the claim ($2 attempts, $3 instance) */                     \
+	X(SQL_INTAKE_ACKED, "UPDATE intake SET state = CASE WHEN state = 'giving-up' THEN " \
+	  "'abandoned' ELSE 'acknowledged' END, acked_at = $4, updated_at = $4, "           \
+	  "ack_instance = '', ack_error = '' WHERE id = $1 AND ack_attempts = $2 AND "      \
+	  "ack_instance = $3 AND state IN ('handled', 'giving-up') RETURNING source, key, " \
+	  "state, outcome, task_id, operators, handouts")                                   \
+	X(SQL_INTAKE_ACK_RETRY, "UPDATE intake SET ack_next_at = $4, ack_error = $5, "      \
+	  "ack_instance = '', updated_at = $6 WHERE id = $1 AND ack_attempts = $2 AND "     \
+	  "ack_instance = $3 AND state IN ('handled', 'giving-up') RETURNING source, key, " \
+	  "state, outcome, task_id, operators, handouts")                                   \
+	X(SQL_INTAKE_ROW, "SELECT source, key, state, outcome, task_id, operators, "        \
+	  "handouts, ack_attempts, acked_at FROM intake WHERE id = $1")                     \
+	X(SQL_INTAKE_LIST, "SELECT " WQ__INTAKE_COLUMNS " FROM intake i WHERE ($1 = '' OR " \
+	  "i.source = $1) AND ($2 = '' OR i.state = $2) AND ($3 = '' OR i.key = $3) ORDER " \
+	  "BY i.id")                                                                        \
+	/* acknowledgements queued or in flight ($1: a source, '' any) */                   \
+	X(SQL_INTAKE_ACKS_WAITING, "SELECT count(*) FROM intake WHERE ($1 = '' OR source "  \
+	  "= $1) AND state IN ('handled', 'giving-up')")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

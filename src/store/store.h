@@ -72,6 +72,46 @@ struct wq__new_schedule {
 	int64_t next_slot, now;
 };
 
+/* intake (issue 13): one message to record with its task. */
+struct wq__intake_msg {
+	const char *source, *key, *operators;
+	int64_t uidvalidity, uid, size;
+	int max_handouts;
+	struct wq__new_task task; /* key/operation `intake:SOURCE:KEY` */
+};
+
+/* An acknowledgement claimed for sending. */
+struct wq__intake_ack_row {
+	int64_t id;
+	char key[WQ_INTAKE_KEY_MAX + 1];
+	int64_t uidvalidity, uid;
+	char state[16]; /* handled | giving-up */
+	int ack_attempts;
+	int64_t task_id;
+};
+
+/* The source's answer to one acknowledgement. */
+struct wq__intake_ack {
+	int64_t id;
+	int ack_attempts;     /* as claimed */
+	const char *instance; /* the claiming instance */
+	int ok;
+	const char *error;    /* when !ok: free text, no credential */
+	int64_t next_at;      /* when !ok */
+	int64_t now;
+};
+
+/* The record after intake_ack_finish. */
+struct wq__intake_acked {
+	char source[WQ_INTAKE_SOURCE_MAX + 1];
+	char key[WQ_INTAKE_KEY_MAX + 1];
+	char state[16];
+	char outcome[16];
+	int64_t task_id;
+	char operators[WQ_NAME_MAX + 1];
+	int handouts;
+};
+
 /* One row of doctor(). */
 enum wq__doctor_kind {
 	WQ__DOCTOR_EFFECT_TWICE = 1, /* an effect two or more attempts got `new` for */
@@ -552,6 +592,42 @@ struct wq__store_methods {
 	 * NULL when none). WQ_ENOTFOUND. */
 	wq_rc (*family)(struct wq__store *s, int64_t id, int64_t *parent, int64_t **children,
 			size_t *n, wq_error *err);
+	/* --- intake (issue 13; op_intake.c) ---
+	 * finish() of a task that has a pending intake record moves the record, in its
+	 * transaction: succeeded → handled (outcome succeeded or discarded), failed →
+	 * giving-up (abandoned); each queues the acknowledgement (due now, a
+	 * `source-ack-queued` event); other outcomes only count the handout. */
+
+	/* known[i] = 1 when source has a record of keys[i] (any state). A read. */
+	wq_rc (*intake_known)(struct wq__store *s, const char *source, const char *const *keys,
+			      size_t n, unsigned char *known, wq_error *err);
+	/* Records of source with another UIDVALIDITY that wait for something → retired (an
+	 * `intake-retired` event on their tasks). *count: how many. */
+	wq_rc (*intake_retire)(struct wq__store *s, const char *source, int64_t uidvalidity,
+			       int64_t now, int *count, wq_error *err);
+	/* One transaction: the record (pending) and its task (m->task, keyed
+	 * `intake:SOURCE:KEY`). *task_id: the new task, 0 when the record existed (nothing
+	 * written). */
+	wq_rc (*intake_record)(struct wq__store *s, const struct wq__intake_msg *m,
+			       int64_t *task_id, wq_error *err);
+	/* Up to limit due acknowledgements of source, owned by instance until `until`
+	 * (conditional update; ack_attempts + 1), only while the instance row exists. */
+	wq_rc (*intake_ack_claim)(struct wq__store *s, const char *instance, const char *source,
+				  int limit, int64_t now, int64_t until,
+				  struct wq__intake_ack_row **out, size_t *n, wq_error *err);
+	/* The source's answer, fenced by (ack_attempts, instance): ok → acknowledged /
+	 * abandoned (`source-acknowledged`; an abandoned one also the operators' inbox
+	 * notification `abandoned-intake`), else due again at next_at (`source-ack-failed`).
+	 * *out: the record after it. A repeat after a lost COMMIT answer is WQ_OK; a lost
+	 * fence WQ_ESTALE. */
+	wq_rc (*intake_ack_finish)(struct wq__store *s, const struct wq__intake_ack *a,
+				   struct wq__intake_acked *out, wq_error *err);
+	/* Records by id; source, state and key "" for any. */
+	wq_rc (*intake_list)(struct wq__store *s, const char *source, const char *state,
+			     const char *key, wq_intake **out, size_t *n, wq_error *err);
+	/* Acknowledgements queued or in flight (source "": all). */
+	wq_rc (*intake_acks_waiting)(struct wq__store *s, const char *source, int64_t *count,
+				     wq_error *err);
 };
 
 /* The backends compiled in. */

@@ -1,0 +1,368 @@
+/* intake_imap.c — an IMAP mailbox as a source, through libcurl (issue 13; SPEC §9).
+ * Runs on a pool thread; one connection per source, reused between calls.
+ *
+ *   list   a fresh connection: SELECT (curl does it for the mailbox of the url; its
+ *          untagged `OK [UIDVALIDITY n]` reaches the header callback) and
+ *          `UID SEARCH UNSEEN`; key "UIDVALIDITY:UID".
+ *   fetch  `UID FETCH uid BODY.PEEK[]` — never BODY[], which sets \Seen. libcurl before
+ *          8.17 hands a custom command's literal to the header callback line by line,
+ *          later versions to the write callback: both are collected and the literal
+ *          {n} is taken whole from whichever holds it, else the fetch fails (the message
+ *          stays unseen and unrecorded).
+ *   ack    `NOOP` on a fresh connection to read the mailbox's UIDVALIDITY; if it is the
+ *          records' one, `UID STORE uid,uid,... +FLAGS.SILENT (\Seen)` (idempotent);
+ *          otherwise nothing is stored (the next poll retires those records).
+ *
+ * The password is read once at open (password_file: the first line; password_env) and
+ * handed to curl with CURLOPT_PASSWORD only; it is never in a url, message or log. */
+#include "intake.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PASSWORD_MAX 1024
+#define RESPONSE_MAX (64u << 20) /* a larger answer is refused, not buffered */
+#define STORE_BATCH 64
+
+struct buf {
+	char *p;
+	size_t n, cap;
+	int over;
+};
+
+struct conn {
+	CURL *h;
+	char *password;
+	struct buf hdr, body;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static size_t collect(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct buf *b = ud;
+	size_t len = size * nmemb;
+
+	if (b->n + len + 1 > RESPONSE_MAX) {
+		b->over = 1;
+		return 0;
+	}
+	if (b->n + len + 1 > b->cap) {
+		size_t nc = b->cap ? b->cap : 4096;
+		char *g;
+
+		while (nc < b->n + len + 1)
+			nc *= 2;
+		if (!(g = realloc(b->p, nc)))
+			return 0;
+		b->p = g;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, data, len);
+	b->n += len;
+	b->p[b->n] = '\0';
+	return len;
+}
+
+static wq_rc read_password(const struct wq__source_config *c, char **out, wq_error *err)
+{
+	char buf[PASSWORD_MAX + 2];
+	const char *v;
+	FILE *f;
+	size_t n;
+
+	if (c->password_env) {
+		if (!(v = getenv(c->password_env)) || !*v)
+			return wq__err(err, WQ_ECONFIG, "[source.%s]: environment variable %s is not "
+				       "set", c->name, c->password_env);
+		n = strlen(v);
+	} else {
+		if (!(f = fopen(c->password_file, "re")))
+			return wq__err(err, WQ_ECONFIG, "[source.%s]: cannot read password_file %s: "
+				       "%s", c->name, c->password_file, strerror(errno));
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		n = strcspn(buf, "\r\n"); /* the first line */
+		buf[n] = '\0';
+		v = buf;
+		if (n == 0 || n > PASSWORD_MAX)
+			return wq__err(err, WQ_ECONFIG, "[source.%s]: password_file %s holds no "
+				       "password on its first line (or one over %d bytes)",
+				       c->name, c->password_file, PASSWORD_MAX);
+	}
+	*out = strndup(v, n);
+	explicit_bzero(buf, sizeof(buf));
+	return *out ? WQ_OK : wq__err(err, WQ_ENOMEM, "out of memory");
+}
+
+static wq_rc im_open(const struct wq__source_config *c, void **out, wq_error *err)
+{
+	struct conn *k = calloc(1, sizeof(*k));
+	wq_rc rc;
+
+	if (!k)
+		return wq__err(err, WQ_ENOMEM, "out of memory");
+	if ((rc = read_password(c, &k->password, err)) != WQ_OK) {
+		free(k);
+		return rc;
+	}
+	if (!(k->h = curl_easy_init())) {
+		explicit_bzero(k->password, strlen(k->password));
+		free(k->password);
+		free(k);
+		return wq__err(err, WQ_ENOMEM, "curl_easy_init failed");
+	}
+	*out = k;
+	return WQ_OK;
+}
+
+static void im_close(void *conn)
+{
+	struct conn *k = conn;
+
+	if (!k)
+		return;
+	curl_easy_cleanup(k->h);
+	explicit_bzero(k->password, strlen(k->password));
+	free(k->password);
+	free(k->hdr.p);
+	free(k->body.p);
+	free(k);
+}
+
+/* One command on the mailbox of the url; the server's answers in k->hdr and k->body.
+ * fresh: a new connection (so curl SELECTs and the UIDVALIDITY is heard). */
+static int perform(struct conn *k, const struct wq__source_config *c, const char *cmd,
+		   int fresh, char *err, size_t errsz)
+{
+	CURLcode cc;
+	CURL *h = k->h;
+
+	k->hdr.n = k->body.n = 0;
+	k->hdr.over = k->body.over = 0;
+	k->errbuf[0] = '\0';
+	curl_easy_reset(h); /* keeps the connection */
+	curl_easy_setopt(h, CURLOPT_URL, c->url);
+	curl_easy_setopt(h, CURLOPT_USERNAME, c->username);
+	curl_easy_setopt(h, CURLOPT_PASSWORD, k->password);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, cmd);
+	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, collect);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &k->hdr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &k->body);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, k->errbuf);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "imap,imaps");
+	/* one connection per source: a fresh one closes the one before (servers limit
+	 * connections per user and address, Dovecot to 10 by default) */
+	curl_easy_setopt(h, CURLOPT_MAXCONNECTS, 1L);
+	cc = curl_easy_perform(h);
+	if (cc == CURLE_OK && !k->hdr.over && !k->body.over)
+		return 0;
+	/* curl's words name the host or the server's refusal, never the password (it is
+	 * not in the url and curl does not print it) */
+	snprintf(err, errsz, "IMAP %.*s: %s", (int)strcspn(cmd, " "), cmd,
+		 k->hdr.over || k->body.over ? "answer too large"
+		 : k->errbuf[0]		      ? k->errbuf
+					      : curl_easy_strerror(cc));
+	return -1;
+}
+
+/* The UIDVALIDITY a SELECT reported into hdr, or 0. */
+static int64_t uidvalidity_of(const struct buf *b)
+{
+	const char *p = b->p ? strstr(b->p, "[UIDVALIDITY ") : NULL;
+
+	return p ? strtoll(p + 13, NULL, 10) : 0;
+}
+
+static int by_uid(const void *a, const void *b)
+{
+	int64_t x = ((const struct wq__intake_item *)a)->uid,
+		y = ((const struct wq__intake_item *)b)->uid;
+
+	return x < y ? -1 : x > y;
+}
+
+static int im_list(void *conn, const struct wq__source_config *c, int64_t *uidvalidity,
+		   struct wq__intake_item **items, size_t *n, char *err, size_t errsz)
+{
+	struct conn *k = conn;
+	const char *p;
+	size_t cap = 0;
+
+	*items = NULL;
+	*n = 0;
+	if (perform(k, c, "UID SEARCH UNSEEN", 1, err, errsz))
+		return -1;
+	if ((*uidvalidity = uidvalidity_of(&k->hdr)) <= 0) {
+		snprintf(err, errsz, "the server reported no UIDVALIDITY for the mailbox");
+		return -1;
+	}
+	for (p = k->body.p ? strstr(k->body.p, "* SEARCH") : NULL; p; p = NULL) {
+		char *end;
+
+		p += 8;
+		for (;;) {
+			long long uid = strtoll(p, &end, 10);
+			struct wq__intake_item *it;
+
+			if (end == p || uid <= 0)
+				break;
+			p = end;
+			if (*n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct wq__intake_item *g = realloc(*items, nc * sizeof(*g));
+
+				if (!g) {
+					wq__intake_items_free(*items, *n);
+					*items = NULL;
+					*n = 0;
+					snprintf(err, errsz, "out of memory listing the mailbox");
+					return -1;
+				}
+				*items = g;
+				cap = nc;
+			}
+			it = &(*items)[(*n)++];
+			memset(it, 0, sizeof(*it));
+			it->uid = uid;
+			snprintf(it->key, sizeof(it->key), "%" PRId64 ":%lld", *uidvalidity, uid);
+		}
+	}
+	if (*n > 1)
+		qsort(*items, *n, sizeof(**items), by_uid);
+	return 0;
+}
+
+/* The literal {len} that follows the FETCH line in b: *at, *len; 0 when whole. */
+static int literal_in(const struct buf *b, int64_t uid, const char **at, size_t *len)
+{
+	const char *p = b->p, *brace, *eol;
+	char *end;
+	unsigned long long n;
+
+	for (; p && (p = strstr(p, "* ")); p++) {
+		eol = strstr(p, "\r\n");
+		if (!eol)
+			return -1;
+		brace = memchr(p, '{', (size_t)(eol - p));
+		if (!brace || !memmem(p, (size_t)(eol - p), " FETCH ", 7)) {
+			p = eol;
+			continue;
+		}
+		n = strtoull(brace + 1, &end, 10);
+		if (*end != '}' || end + 1 != eol)
+			return -1;
+		if ((size_t)(b->p + b->n - (eol + 2)) < n)
+			return -1; /* cut short */
+		*at = eol + 2;
+		*len = (size_t)n;
+		return 0;
+	}
+	(void)uid;
+	return -1;
+}
+
+static int im_fetch(void *conn, const struct wq__source_config *c, int64_t uidvalidity,
+		    struct wq__intake_item *it)
+{
+	struct conn *k = conn;
+	char cmd[64], key[WQ_INTAKE_KEY_MAX + 1];
+	const char *msg = NULL;
+	size_t len = 0;
+	int64_t seen;
+
+	snprintf(cmd, sizeof(cmd), "UID FETCH %" PRId64 " BODY.PEEK[]", it->uid);
+	if (perform(k, c, cmd, 0, it->error, sizeof(it->error)))
+		return -1;
+	/* a reconnect SELECTed again: the UIDs must still mean what they meant */
+	seen = uidvalidity_of(&k->hdr);
+	if (seen && seen != uidvalidity) {
+		snprintf(it->error, sizeof(it->error), "UIDVALIDITY changed during the poll");
+		return -1;
+	}
+	if (literal_in(&k->body, it->uid, &msg, &len) && literal_in(&k->hdr, it->uid, &msg, &len)) {
+		snprintf(it->error, sizeof(it->error),
+			 "UID %" PRId64 ": no complete message in the FETCH answer", it->uid);
+		return -1;
+	}
+	snprintf(key, sizeof(key), "%s", it->key);
+	it->size = (int64_t)len;
+	it->payload = wq__intake_payload(c->name, key, uidvalidity, it->uid, msg, len, it->size,
+					 1, NULL, &it->payload_len);
+	if (!it->payload) {
+		snprintf(it->error, sizeof(it->error), "out of memory building the payload");
+		return -1;
+	}
+	return 0;
+}
+
+/* STORE \Seen on rows[from..to) (all of uidvalidity), answering ok/errs for them. */
+static void store_seen(struct conn *k, const struct wq__source_config *c,
+		       const struct wq__intake_ack_row *rows, size_t from, size_t to, int *ok,
+		       char (*errs)[WQ__INTAKE_ERR])
+{
+	char cmd[STORE_BATCH * 12 + 64], err[WQ__INTAKE_ERR];
+	size_t i, o;
+	int r;
+
+	o = (size_t)snprintf(cmd, sizeof(cmd), "UID STORE ");
+	for (i = from; i < to; i++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%" PRId64, i > from ? "," : "",
+				      rows[i].uid);
+	snprintf(cmd + o, sizeof(cmd) - o, " +FLAGS.SILENT (\\Seen)");
+	r = perform(k, c, cmd, 0, err, sizeof(err));
+	for (i = from; i < to; i++) {
+		ok[i] = r == 0;
+		snprintf(errs[i], sizeof(errs[i]), "%s", r ? err : "");
+	}
+}
+
+static void im_ack(void *conn, const struct wq__source_config *c,
+		   const struct wq__intake_ack_row *rows, size_t n, int *ok,
+		   char (*errs)[WQ__INTAKE_ERR])
+{
+	struct conn *k = conn;
+	char err[WQ__INTAKE_ERR] = "";
+	size_t i, from;
+	int64_t current = 0;
+
+	if (perform(k, c, "NOOP", 1, err, sizeof(err)) ||
+	    (current = uidvalidity_of(&k->hdr)) <= 0) {
+		if (!err[0] || !strstr(err, "IMAP"))
+			snprintf(err, sizeof(err), "the server reported no UIDVALIDITY");
+		for (i = 0; i < n; i++) {
+			ok[i] = 0;
+			snprintf(errs[i], sizeof(errs[i]), "%s", err);
+		}
+		return;
+	}
+	for (from = 0; from < n;) {
+		size_t to = from;
+
+		if (rows[from].uidvalidity != current) {
+			ok[from] = 0;
+			snprintf(errs[from], sizeof(errs[from]), "UIDVALIDITY is now %" PRId64
+				 "; the message is retired at the next poll", current);
+			from++;
+			continue;
+		}
+		while (to < n && to - from < STORE_BATCH && rows[to].uidvalidity == current)
+			to++;
+		store_seen(k, c, rows, from, to, ok, errs);
+		from = to;
+	}
+}
+
+const struct wq__intake_backend wq__intake_imap = {
+	.name = "imap", .open = im_open, .close = im_close, .list = im_list,
+	.fetch = im_fetch, .ack = im_ack,
+};
