@@ -419,7 +419,7 @@
 	X(SQL_FOLLOWUP_SET_PARENT, "UPDATE tasks SET parent_id = $2, depth = $3 WHERE id "  \
 	  "= $1 AND parent_id = 0")                                                         \
 	X(SQL_FOLLOWUP_CHILDREN, "SELECT id FROM tasks WHERE parent_id = $1 ORDER BY id")   \
-	X(SQL_FOLLOWUP_FAMILY_PARENT, "SELECT parent_id FROM tasks WHERE id = $1")
+	X(SQL_FOLLOWUP_FAMILY_PARENT, "SELECT parent_id FROM tasks WHERE id = $1")          \
 	/* ---- intake (issue 13; op_intake.c) ---- */                                      \
 	/* which of the keys $2 (JSON array) source $1 has recorded (any state) */          \
 	X(SQL_INTAKE_KNOWN, "SELECT key FROM intake WHERE source = $1 AND key IN "          \

@@ -13,7 +13,7 @@ static size_t claim_limited(struct fx *f, const char *inst, int concurrency, int
 	static const char *const kinds[] = {"k"};
 	const int conc[] = {concurrency};
 	const struct wq__starts_limit sl[] = {{"", 0, starts, "limits"}};
-	struct wq__claim_req req = {inst, kinds, 1, 10, f->now, NULL, NULL, NULL, 0};
+	struct wq__claim_req req = {.instance = inst, .kinds = kinds, .nkinds = 1, .limit = 10, .now = f->now};
 	struct wq__claimed *out = NULL;
 	size_t n = 0, i;
 	wq_error e;

@@ -157,7 +157,7 @@ static wq_rc enqueue(struct fx *f, const char *key, const char *notify, int64_t 
 static size_t claim(struct fx *f, const char *inst, struct wq__claimed *one)
 {
 	static const char *const kinds[] = {"k"};
-	struct wq__claim_req req = {inst, kinds, 1, 10, f->now, NULL, NULL, NULL, 0};
+	struct wq__claim_req req = {.instance = inst, .kinds = kinds, .nkinds = 1, .limit = 10, .now = f->now};
 	struct wq__claimed *out = NULL;
 	size_t n = 0, i;
 	wq_error e;
@@ -660,7 +660,7 @@ static void claim_records_kind_limit(void **state)
 	static const char *const kinds[] = {"k", "other"};
 	static const int limits[] = {2, 0};
 	struct fx *f = *state;
-	struct wq__claim_req req = {"w1", kinds, 2, 10, 0, limits, NULL, NULL, 0};
+	struct wq__claim_req req = {.instance = "w1", .kinds = kinds, .nkinds = 2, .limit = 10, .max_attempts = limits};
 	struct wq__claimed *out = NULL;
 	wq_task t;
 	size_t n = 0, i;
@@ -719,7 +719,7 @@ static void retry_new_round(void **state)
 	static const char *const kinds[] = {"k"};
 	static const int limits[] = {2};
 	struct fx *f = *state;
-	struct wq__claim_req req = {"w1", kinds, 1, 10, 0, limits, NULL, NULL, 0};
+	struct wq__claim_req req = {.instance = "w1", .kinds = kinds, .nkinds = 1, .limit = 10, .max_attempts = limits};
 	struct wq__claimed *out = NULL;
 	struct wq__retry r = {0, "why", "alice", 0};
 	struct wq__outcome o;
@@ -977,7 +977,7 @@ static int64_t enqueue_locked(struct fx *f, const char *lock)
 static size_t claim_ids(struct fx *f, const char *inst, int64_t *ids, struct wq__claimed *all)
 {
 	static const char *const kinds[] = {"k"};
-	struct wq__claim_req req = {inst, kinds, 1, 10, f->now, NULL, NULL, NULL, 0};
+	struct wq__claim_req req = {.instance = inst, .kinds = kinds, .nkinds = 1, .limit = 10, .now = f->now};
 	struct wq__claimed *out = NULL;
 	size_t n = 0, i;
 	wq_error e;
@@ -1198,7 +1198,7 @@ static void finish_batch_with_claim(void **state)
 {
 	static const char *const kinds[] = {"k"};
 	struct fx *f = *state;
-	struct wq__claim_req req = {"w1", kinds, 1, 5, 0, NULL, NULL};
+	struct wq__claim_req req = {.instance = "w1", .kinds = kinds, .nkinds = 1, .limit = 5};
 	struct wq__claimed c, *got = NULL;
 	struct wq__outcome o;
 	const struct wq__outcome *v[1] = {&o};

@@ -85,7 +85,7 @@ static int64_t enqueue(wq_db *db, const char *tenant, const char *kind, const ch
 static int claim(wq_db *db, int64_t id)
 {
 	const char *kinds[] = {"mail"};
-	struct wq__claim_req req = {INSTANCE, kinds, 1, 1, wq_now(), NULL, NULL, NULL, 0};
+	struct wq__claim_req req = {.instance = INSTANCE, .kinds = kinds, .nkinds = 1, .limit = 1, .now = wq_now()};
 	struct wq__claimed *c = NULL;
 	size_t n = 0;
 	wq_error e;
