@@ -142,10 +142,15 @@ static void on_signal(int sig)
 static wq_rc lease_call(struct cli *cli, int op, const char *key, const char *holder,
 			int64_t ttl, wq_error *err)
 {
+	const char *url;
 	wq_db *db = NULL;
 	wq_rc rc;
 
-	rc = wq_db_open(cli_db_url(cli, CLI_DEFAULT_DB), 0, &db, err);
+	/* `lock run` opened the store through the same lookup before it started the child,
+	 * so the config (if any) is loaded already and this cannot fail now. */
+	if (cli_store_url(cli, CLI_DEFAULT_DB, &url) != 0)
+		return WQ_ECONFIG;
+	rc = wq_db_open(url, 0, &db, err);
 	if (rc != WQ_OK)
 		return rc;
 	rc = op == 0 ? wq_lock_renew(db, key, holder, ttl, NULL, err)

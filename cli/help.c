@@ -257,9 +257,10 @@ static void put_indented(FILE *out, const char *text, int indent)
 
 void cli_usage(FILE *out)
 {
-	fputs("usage: wakeq [--db URL] COMMAND [ARGS]\n\n"
-	      "URL is a SQLite file path or a postgres:// URL; default $WAKEQ_DB, else "
-	      "./wakeq.db.\n\ncommands ('wakeq help COMMAND' for options and an example):\n",
+	fputs("usage: wakeq [--db URL] [--config FILE] COMMAND [ARGS]\n\n"
+	      "URL is a SQLite file path or a postgres:// URL. The store is, in this order:\n"
+	      "--db URL, $WAKEQ_DB, the db = of --config FILE (else $WAKEQ_CONFIG), ./wakeq.db.\n"
+	      "\ncommands ('wakeq help COMMAND' for options and an example):\n",
 	      out);
 	for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
 		fputs("  ", out);
@@ -272,6 +273,18 @@ void cli_usage(FILE *out)
 	      "5 limit reached, 6 transition not allowed from the current state, 7 outcome\n"
 	      "unknown (the answer to a commit was lost; check with `wakeq timeline`).\n",
 	      out);
+}
+
+/* 1 when the command's own table names `opt` (its own text replaces the common one). */
+static int names_option(const struct help *h, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 0; i < HELP_OPTS_MAX && h->opts[i].name; i++)
+		if (strncmp(h->opts[i].name, opt, n) == 0 &&
+		    (h->opts[i].name[n] == ' ' || h->opts[i].name[n] == '\0'))
+			return 1;
+	return 0;
 }
 
 int cli_help_command(FILE *out, const char *name)
@@ -293,9 +306,14 @@ int cli_help_command(FILE *out, const char *name)
 			fputc('\n', out);
 		}
 	}
-	fputs("  --db URL                   the store (default $WAKEQ_DB, else ./wakeq.db)\n"
-	      "  -h, --help                 this text\n",
+	fputs("  --db URL                   the store (default $WAKEQ_DB, else the config's db,\n"
+	      "                             else ./wakeq.db)\n",
 	      out);
+	if (!names_option(h, "--config"))
+		fputs("  --config FILE              the worker config whose db = names the store\n"
+		      "                             (default $WAKEQ_CONFIG)\n",
+		      out);
+	fputs("  -h, --help                 this text\n", out);
 	fprintf(out, "\nexample:\n  %s\n\nexit status: %s\n", h->example, h->exits);
 	return 0;
 }

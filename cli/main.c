@@ -66,6 +66,14 @@ static int global_options(struct cli *cli, int argc, char **argv, int *ex)
 			cli->db_opt = argv[++i];
 		} else if (strncmp(arg, "--db=", 5) == 0) {
 			cli->db_opt = arg + 5;
+		} else if (strcmp(arg, "--config") == 0) {
+			if (i + 1 >= argc) {
+				*ex = cli_errorf(CLI_EXIT_USAGE, "option '--config' needs a value");
+				return -1;
+			}
+			cli->config_opt = argv[++i];
+		} else if (strncmp(arg, "--config=", 9) == 0) {
+			cli->config_opt = arg + 9;
 		} else if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
 			*ex = print_version();
 			return -1;
@@ -117,5 +125,6 @@ int main(int argc, char **argv)
 	ex = cmd->run(&cli, argc - i, argv + i);
 	if (ex == CLI_EXIT_HELP)
 		ex = 0;
+	wq_config_free(cli.config);
 	return finish(ex);
 }
