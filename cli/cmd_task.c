@@ -229,6 +229,16 @@ static int enqueue_opts(const char *kind, const struct enqueue_args *a, wq_enque
 	return due_time(a->at, a->in, &o->due_at);
 }
 
+/* With a config (--config FILE or $WAKEQ_CONFIG), the kind and the notify channels must
+ * be ones it defines (issue 14): a typo is exit 2 naming them, before the store opens. */
+static int enqueue_names(const wq_config *cfg, const wq_enqueue_opts *o)
+{
+	wq_error err = {0};
+	wq_rc rc = wq_config_check_names(cfg, o->kind, o->notify, o->nnotify, &err);
+
+	return rc == WQ_OK ? 0 : cli_fail_usage(rc, &err, "enqueue");
+}
+
 int cmd_enqueue(struct cli *cli, int argc, char **argv)
 {
 	struct enqueue_args a = {0};
@@ -255,6 +265,7 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 	    (ex = cli_want_args("enqueue", npos, 1, "KIND")) ||
 	    (ex = enqueue_opts(pos[0], &a, &o)) || (ex = load_payload(a.payload, &pl)) ||
 	    (ex = check_payload(&pl)) || (ex = cli_config(cli, &cfg)) ||
+	    (ex = enqueue_names(cfg, &o)) ||
 	    (ex = cli_open(cli, 0, &db)))
 		goto cleanup;
 	o.limits = cfg;

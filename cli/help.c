@@ -45,10 +45,12 @@ static const struct help helps[] = {
 	  {"--max-attempts N", "attempt limit (a kind's max_attempts overrides it)"},
 	  {"--notify CHANNEL", "inbox:RECIPIENT, webhook:NAME or command:NAME (repeatable)"},
 	  {"--lock KEY", "a turn lock: at most one task of KEY runs at a time"},
-	  {"--config FILE", "the worker config whose [limits] apply (or $WAKEQ_CONFIG)"},
+	  {"--config FILE", "the worker config (or $WAKEQ_CONFIG): its [limits] apply, and\n"
+			    "a kind or webhook:/command: channel it does not define is\n"
+			    "refused (exit 2)"},
 	  {"--json", "print {id, replayed, ...} as JSON"}},
 	 "wakeq enqueue send-invoice --key inv-42 --payload '{\"invoice\":42}'",
-	 EXIT_STD ", 3 the key exists with other input"},
+	 EXIT_STD " (also an undefined kind or channel), 3 the key exists with other input"},
 	{"list",
 	 "list [--state STATE]... [--kind KIND]... [--tenant T] [--scope S] [--since TIME]\n"
 	 "     [--until TIME] [--limit N] [--json]",

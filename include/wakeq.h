@@ -791,6 +791,14 @@ wq_rc wq_job_effect_done(wq_job *job, const char *name, const char *result, wq_e
  * failed `result-too-large`, as for a command handler. */
 wq_rc wq_job_set_result(wq_job *job, const void *bytes, size_t len, wq_error *err);
 
+/* ------------------------------------------- config names (issue 14, enqueue) ---- */
+
+/* WQ_ECONFIG unless `cfg` defines `kind` (a [kind.NAME]) and every webhook:NAME /
+ * command:NAME in notify[0..nnotify) (a [channel.NAME] of that type); the message names
+ * every unknown one. inbox:RECIPIENT needs no section. WQ_OK when cfg is NULL. */
+wq_rc wq_config_check_names(const wq_config *cfg, const char *kind,
+			    const char *const *notify, size_t nnotify, wq_error *err);
+
 #ifdef __cplusplus
 }
 #endif

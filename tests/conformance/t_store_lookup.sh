@@ -7,6 +7,7 @@ STORE=$WAKEQ_DB   # this backend's store, named only through the config below
 cat >"$T/w.ini" <<CFG
 [worker]
 db = $STORE
+[kind.k]
 CFG
 printf '[worker]\ndb = %s\n' "$T/other.db" >"$T/other.ini"
 printf '[worker]\nconcurrency = 0\n' >"$T/bad.ini"
