@@ -193,10 +193,22 @@ struct wq_config {
 	size_t nlimits;
 };
 
-/* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside
- * quotes. No shell. On success *argv_out is a NULL-terminated array freed with
- * wq__argv_free(). */
+/* Splits a command line into words as a POSIX shell would (blanks separate; '...',
+ * "..." and \ quote), with no expansion, globbing or operators (argv.c). No shell. On
+ * success *argv_out is a NULL-terminated array freed with wq__argv_free(). */
 wq_rc wq__argv_split(const char *line, char ***argv_out, wq_error *err);
+
+/* config_ini.c: the INI reader of the worker configuration. Calls handler(user, section,
+ * name, value) for each "name = value" (or "name: value") line with name and value
+ * trimmed (value as written: inline comments are the handler's to cut); ";" or "#"
+ * first on a line is a comment. Lines may be up to WQ__CONFIG_LINE_MAX bytes (the
+ * caller refuses longer ones before). Returns 0, or the number of the first line that
+ * is malformed or whose handler returned 0. */
+#define WQ__CONFIG_LINE_MAX 65536
+int wq__ini_parse(const char *text,
+		  int (*handler)(void *user, const char *section, const char *name,
+				 const char *value),
+		  void *user);
 void wq__argv_free(char **argv);
 
 const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name);
