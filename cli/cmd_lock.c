@@ -116,7 +116,7 @@ static int lock_list(struct cli *cli, int argc, char **argv)
 				json_decref(arr);
 				arr = NULL;
 			}
-		ex = cli_print_json(arr ? json_pack("{s:o}", "locks", arr) : NULL);
+		ex = cli_print_json(arr); /* a listing: an array at the top level */
 	} else if (n == 0) {
 		printf("no lock is held\n");
 	} else {
@@ -317,10 +317,13 @@ int cmd_kinds(struct cli *cli, int argc, char **argv)
 	} else if (json) {
 		arr = json_array();
 		for (i = 0; arr && i < n; i++)
-			json_array_append_new(arr, json_pack("{s:s,s:b,s:s}", "kind", k[i].kind,
-							     "paused", 1, "paused_at",
-							     cli_time(k[i].paused_at, t)));
-		ex = cli_print_json(arr ? json_pack("{s:o}", "paused", arr) : NULL);
+			if (json_array_append_new(arr, json_pack("{s:s,s:b,s:s}", "kind", k[i].kind,
+								 "paused", 1, "paused_at",
+								 cli_time(k[i].paused_at, t))) != 0) {
+				json_decref(arr);
+				arr = NULL;
+			}
+		ex = cli_print_json(arr); /* a listing: an array at the top level */
 	} else if (n == 0) {
 		printf("no kind is paused\n");
 	} else {
