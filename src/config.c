@@ -29,7 +29,7 @@ struct parse {
 
 enum key_type {
 	K_DURATION, K_INT, K_SIZE, K_STRING, K_COMMAND, K_ON_INTERRUPT,
-	K_CHANNEL_TYPE, K_URL, K_RECIPIENT, K_DB,
+	K_CHANNEL_TYPE, K_URL, K_RECIPIENT, K_DB, K_LOG_FORMAT,
 };
 
 struct key {
@@ -57,6 +57,7 @@ static const struct key worker_keys[] = {
 	WK("delivery_concurrency", K_INT, delivery_concurrency, 1, 1024),
 	WK("operators_inbox", K_RECIPIENT, operators_inbox, 0, 0),
 	WK("schedule_lease", K_DURATION, schedule_lease, 20 * WQ__US_PER_MS, DAY), /* issue 12 */
+	WK("log_format", K_LOG_FORMAT, log_json, 0, 0), /* issue 14 */
 };
 
 /* [retention] (SPEC §15), read by `wakeq prune --config`. */
@@ -251,6 +252,11 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 			*(enum wq__on_interrupt *)field = WQ__ON_INTERRUPT_RETRY;
 		else
 			return fail(p, WQ_ECONFIG, "on_interrupt: '%s' is not hold or retry%s", v, "");
+		return 1;
+	case K_LOG_FORMAT:
+		if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
+			return fail(p, WQ_ECONFIG, "log_format: '%s' is not text or json%s", v, "");
+		*(int *)field = strcmp(v, "json") == 0;
 		return 1;
 	case K_CHANNEL_TYPE:
 		if (strcmp(v, "webhook") == 0)

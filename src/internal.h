@@ -191,7 +191,12 @@ struct wq_config {
 	/* [limits] and [limits.TENANT] (issue 10), in file order */
 	struct wq__limit_config *limits;
 	size_t nlimits;
+	int log_json;              /* [worker] log_format = json (issue 14); 0: text */
 };
+
+/* worker_log.c (issue 14): one operator line on stderr, "<RFC 3339> wakeq: <level>:
+ * <msg>", or with json a JSON object {ts, level, msg, fields} (fields: the ids msg names). */
+void wq__log_stderr(int json, const char *level, const char *msg);
 
 /* Splits a command line into words as a POSIX shell would (blanks separate; '...',
  * "..." and \ quote), with no expansion, globbing or operators (argv.c). No shell. On

@@ -47,13 +47,10 @@ void wq__worker_log(void *ud, const char *level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (w->log) {
+	if (w->log)
 		w->log(w->log_ud, level, line);
-	} else if (strcmp(level, "info") == 0) {
-		fprintf(stderr, "wakeq: %s\n", line);
-	} else {
-		fprintf(stderr, "wakeq: %s: %s\n", level, line);
-	}
+	else
+		wq__log_stderr(w->cfg->log_json, level, line);
 }
 
 static const char *dur(int64_t us, char *buf, size_t sz)
