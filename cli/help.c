@@ -6,22 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define HELP_OPTS_MAX 16
-
-struct help_opt {
-	const char *name; /* "--state STATE" */
-	const char *text;
-};
-
-struct help {
-	const char *name;    /* the command word */
-	const char *usage;   /* after "wakeq " (may hold several lines: several forms) */
-	const char *summary; /* what it does, one or a few lines */
-	struct help_opt opts[HELP_OPTS_MAX];
-	const char *example;
-	const char *exits;   /* the exit statuses this command returns */
-};
+#include "help.h"
 
 #define EXIT_STD "0 ok, 1 error, 2 usage"
 
@@ -240,6 +225,12 @@ static const struct help helps[] = {
 	{"version", "version", "the version of wakeq and of its store schema (also -V, --version)",
 	 {{NULL, NULL}}, "wakeq version", "0 ok"},
 };
+
+const struct help *cli_help_table(size_t *n)
+{
+	*n = sizeof helps / sizeof helps[0];
+	return helps;
+}
 
 static const struct help *find_help(const char *name)
 {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 
 struct command {
 	const char *name;
@@ -47,6 +48,22 @@ static int finish(int ex)
 static int print_version(void)
 {
 	printf("wakeq %s (schema version %d)\n", wq_version(), wq_schema_version());
+	return 0;
+}
+
+/* `help --man` and `help --completion bash|zsh`: the generated documents (help_gen.c),
+ * for scripts/gen-docs and packagers. */
+static int help_generate(int argc, char **argv)
+{
+	const char *what = NULL;
+
+	if (argc == 2 && strcmp(argv[1], "--man") == 0)
+		what = "man";
+	else if (argc == 3 && strcmp(argv[1], "--completion") == 0)
+		what = argv[2];
+	if (!what || cli_help_generate(stdout, what) != 0)
+		return cli_errorf(CLI_EXIT_USAGE, "help: expected COMMAND, --man or --completion "
+						  "bash|zsh");
 	return 0;
 }
 
@@ -104,6 +121,8 @@ int main(int argc, char **argv)
 	if (i < 0)
 		return finish(ex);
 	if (strcmp(argv[i], "help") == 0) {
+		if (i + 1 < argc && argv[i + 1][0] == '-')
+			return finish(help_generate(argc - i, argv + i));
 		if (i + 1 < argc && cli_help_command(stdout, argv[i + 1]) != 0)
 			return cli_errorf(CLI_EXIT_USAGE, "help: unknown command '%s' (see 'wakeq "
 							  "help')",
