@@ -198,6 +198,12 @@ struct wq_config {
  * <msg>", or with json a JSON object {ts, level, msg, fields} (fields: the ids msg names). */
 void wq__log_stderr(int json, const char *level, const char *msg);
 
+/* sd_notify.c (issue 14): a systemd notification ("READY=1", "STOPPING=1") to
+ * $NOTIFY_SOCKET; nothing without one. wq__sd_watchdog sends WATCHDOG=1 when
+ * $WATCHDOG_USEC asks for it. */
+void wq__sd_notify(const char *state);
+void wq__sd_watchdog(void);
+
 /* Splits a command line into words as a POSIX shell would (blanks separate; '...',
  * "..." and \ quote), with no expansion, globbing or operators (argv.c). No shell. On
  * success *argv_out is a NULL-terminated array freed with wq__argv_free(). */

@@ -168,6 +168,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 		return;
 	schedules_release(w); /* stop producing first */
 	w->phase = WQ__PH_DRAINING;
+	wq__sd_notify("STOPPING=1");
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
 	watch_wakeups(w); /* not running any more: only closes the watch */
@@ -1145,6 +1146,7 @@ static void maintain(struct wq_worker *w, int heartbeat)
 
 static void on_beat(uv_timer_t *t)
 {
+	wq__sd_watchdog(); /* the loop is alive; the store's health is the heartbeat's */
 	maintain(t->data, 1);
 }
 
@@ -1313,6 +1315,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 			uv_signal_start(&w->sigterm, on_signal, SIGTERM);
 			uv_signal_start(&w->sigint, on_signal, SIGINT);
 		}
+		wq__sd_notify("READY=1"); /* registered, recovered, claiming from now on */
 		check_stop(w);
 	}
 	uv_run(&w->loop, UV_RUN_DEFAULT);
