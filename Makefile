@@ -2,10 +2,11 @@
 # (normal build and ASan+UBSan build); `make demo` runs the narrated end-to-end scenario.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+DEB_BUILD ?= build-deb
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --timeout 300
 
-.PHONY: all build deps check check-normal check-asan demo install uninstall clean
+.PHONY: all build deps check check-normal check-asan demo install uninstall deb clean
 
 all: build
 
@@ -34,5 +35,9 @@ uninstall:
 	@test -f $(BUILD)/install_manifest.txt || { echo "nothing installed from $(BUILD)"; exit 1; }
 	xargs rm -f < $(BUILD)/install_manifest.txt
 
+# A Debian package (CPack) from a build of its own configured for /usr: build-deb/wakeq_*.deb.
+deb: deps
+	scripts/make-deb $(DEB_BUILD)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) demo
+	rm -rf $(BUILD) $(ASAN_BUILD) $(DEB_BUILD) demo
