@@ -184,4 +184,12 @@ int cli_timeline_task(wq_db *db, const char *arg, const char *tenant, const char
 json_t *cli_attempts_json(const wq_attempt *a, size_t n);
 void cli_print_attempts(const wq_attempt *a, size_t n);
 
+/* ---------------------------------------------------------- stderr_view.c ---- */
+
+/* `--stderr` of show and timeline (issue 14): the stderr tails attempts 1..attempts of
+ * task_id kept, as text after a labelled header each, or as obj's member "stderr" (an
+ * array of {attempt, stderr}). 0 or the exit status after the error line. */
+int cli_print_stderr(wq_db *db, int64_t task_id, int attempts);
+int cli_stderr_json(wq_db *db, int64_t task_id, int attempts, json_t *obj);
+
 #endif /* WAKEQ_CLI_H */

@@ -799,6 +799,12 @@ wq_rc wq_job_set_result(wq_job *job, const void *bytes, size_t len, wq_error *er
 wq_rc wq_config_check_names(const wq_config *cfg, const char *kind,
 			    const char *const *notify, size_t nnotify, wq_error *err);
 
+/* ------------------------------------------------ kept stderr (issue 14) ---- */
+
+/* The stderr tail a failed attempt kept (its kind's keep_stderr): valid UTF-8 text,
+ * *out freed with wq_free(). Untrusted handler output. WQ_ENOTFOUND when it kept none. */
+wq_rc wq_attempt_stderr(wq_db *db, int64_t task_id, int attempt, char **out, wq_error *err);
+
 #ifdef __cplusplus
 }
 #endif

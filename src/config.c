@@ -73,6 +73,7 @@ static const struct key kind_keys[] = {
 	KK("retry_backoff", K_DURATION, retry_backoff, 0, DAY),
 	KK("retry_backoff_max", K_DURATION, retry_backoff_max, 0, 30 * DAY),
 	KK("on_interrupt", K_ON_INTERRUPT, on_interrupt, 0, 0),
+	KK("keep_stderr", K_SIZE, keep_stderr, 0, 64LL << 10), /* issue 14 */
 };
 
 /* [channel.NAME]; `url` only for webhooks, `command` only for commands. */

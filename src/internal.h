@@ -139,6 +139,8 @@ struct wq__kind_config {
 	int64_t retry_backoff_max;
 	enum wq__on_interrupt on_interrupt;
 	int line;               /* of its section header, for messages */
+	size_t keep_stderr;     /* issue 14: bytes of a failed attempt's stderr tail stored
+				 * with the attempt; 0 = none (the default) */
 };
 
 /* [limits] (tenant "" here: every tenant without a section of its own) and
@@ -203,6 +205,11 @@ void wq__log_stderr(int json, const char *level, const char *msg);
  * $WATCHDOG_USEC asks for it. */
 void wq__sd_notify(const char *state);
 void wq__sd_watchdog(void);
+
+/* stderr_tail.c (issue 14): the last `keep` bytes of a handler's stderr (err, len) as
+ * text a store column takes: starting at a character boundary, invalid UTF-8 and NUL
+ * bytes as '?'. Malloc'd; NULL when keep or len is 0, or out of memory. */
+char *wq__stderr_tail(const char *err, size_t len, size_t keep);
 
 /* Splits a command line into words as a POSIX shell would (blanks separate; '...',
  * "..." and \ quote), with no expansion, globbing or operators (argv.c). No shell. On

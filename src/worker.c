@@ -313,6 +313,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	w->running--;
 	free(j->t.payload);
 	free(j->saved_result);
+	free(j->stderr_tail);
 	free(j);
 }
 
@@ -582,6 +583,12 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		d.o.result_sha256 = sha;
 	}
 
+	/* keep_stderr (issue 14): a failed attempt's stderr tail goes with the attempt */
+	if (j->kind && j->kind->keep_stderr && !r->exec_failed &&
+	    (d.o.kind == WQ__FINISH_FAILED || d.o.kind == WQ__FINISH_RETRY)) {
+		j->stderr_tail = wq__stderr_tail(r->err, r->err_len, j->kind->keep_stderr);
+		d.o.stderr_tail = j->stderr_tail;
+	}
 	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
 	if (r->exec_failed)
 		note[0] = '\0';

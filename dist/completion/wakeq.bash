@@ -24,12 +24,12 @@ _wakeq()
 	init) opts="" ;;
 	enqueue) opts=" --payload --payload-version --tenant --scope --key --priority --at --in --max-attempts --notify --lock --config --json" ;;
 	list) opts=" --state --kind --tenant --scope --since --until --limit --json" ;;
-	show) opts=" --json" ;;
+	show) opts=" --json --stderr" ;;
 	result) opts="" ;;
 	cancel) opts=" --state --kind --tenant --since --dry-run --json" ;;
 	resolve) opts=" --retry --succeeded --failed --cancel --note --by --state --kind --tenant --since --dry-run --json" ;;
 	retry) opts=" --note --by --state --kind --tenant --since --dry-run --json" ;;
-	timeline) opts=" --tenant --scope --kind --json" ;;
+	timeline) opts=" --tenant --scope --kind --json --stderr" ;;
 	effect) opts=" --result begin done" ;;
 	prune) opts=" --dry-run --task-retention --operation-retention --config --json" ;;
 	doctor) opts=" --stuck-after --json" ;;

@@ -207,6 +207,10 @@ wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const ch
  * (tenant, scope) has t->max_active pending + running tasks already. */
 wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_error *err);
 
+/* op_stderr.c (issue 14): within finish(), stores o->stderr_tail with the attempt. */
+wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
+			     wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \
@@ -224,7 +228,9 @@ wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_erro
 	X(schedule_fire)                                                                    \
 	/* turn locks, paused kinds (issue 10) */                                            \
 	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
-	X(kinds_paused)
+	X(kinds_paused)                                                                     \
+	/* kept stderr (issue 14) */                                                        \
+	X(attempt_stderr)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

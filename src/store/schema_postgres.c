@@ -217,7 +217,10 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "  expires_at bigint NOT NULL\n"
 	 ");\n"
 	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
-	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"},
+	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"
+	 /* A failed attempt's stderr tail, for kinds with keep_stderr (op_stderr.c). */
+	 "-- kept stderr (issue 14)\n"
+	 "ALTER TABLE attempts ADD COLUMN stderr_tail text;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

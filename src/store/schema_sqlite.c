@@ -239,7 +239,10 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 ") WITHOUT ROWID;\n"
 	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
 	 "CREATE TABLE paused_kinds (kind TEXT PRIMARY KEY, paused_at INTEGER NOT NULL) "
-	 "WITHOUT ROWID;\n"},
+	 "WITHOUT ROWID;\n"
+	 /* A failed attempt's stderr tail, for kinds with keep_stderr (op_stderr.c). */
+	 "-- kept stderr (issue 14)\n"
+	 "ALTER TABLE attempts ADD COLUMN stderr_tail TEXT;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -382,7 +382,12 @@
 	/* serialises enqueues of one (tenant, scope) ($1) until the transaction ends */    \
 	X(SQL_LIMIT_LOCK, NULL)                                                             \
 	X(SQL_ACTIVE_COUNT, "SELECT count(*) FROM tasks WHERE tenant = $1 AND scope = $2 "  \
-	  "AND state IN ('pending', 'running')")
+	  "AND state IN ('pending', 'running')")                                            \
+	/* ---- kept stderr (issue 14; op_stderr.c) ---- */                                 \
+	X(SQL_ATTEMPT_STDERR_SET, "UPDATE attempts SET stderr_tail = $3 WHERE task_id = $1 " \
+	  "AND attempt = $2")                                                               \
+	X(SQL_ATTEMPT_STDERR_GET, "SELECT stderr_tail FROM attempts WHERE task_id = $1 AND " \
+	  "attempt = $2 AND stderr_tail IS NOT NULL")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -156,6 +156,9 @@ struct wq__outcome {
 	 * begun and unconfirmed, finish() writes the effect's name here; untouched
 	 * otherwise. */
 	char *cancel_effect_out;
+	/* Issue 14: a failed attempt's stderr tail (the kind's keep_stderr), stored with the
+	 * attempt in finish()'s transaction; NULL: none. */
+	const char *stderr_tail;
 };
 
 /* A registered worker instance. */
@@ -497,6 +500,11 @@ struct wq__store_methods {
 			    wq_error *err);
 	wq_rc (*kinds_paused)(struct wq__store *s, wq_kind_pause **out, size_t *n,
 			      wq_error *err);
+	/* --- kept stderr (issue 14; op_stderr.c) ---
+	 * The stderr tail stored with attempt `attempt` of task_id (malloc'd *out).
+	 * WQ_ENOTFOUND when the attempt has none. */
+	wq_rc (*attempt_stderr)(struct wq__store *s, int64_t task_id, int attempt, char **out,
+				wq_error *err);
 };
 
 /* The backends compiled in. */
