@@ -183,6 +183,34 @@ static void words_of(FILE *out, const struct help *h)
 	}
 }
 
+/* The shell loop that finds the command word: the first word from `first` on that is not
+ * an option (--db and --config take a value); `word` is how the shell names word i. */
+static void command_loop(FILE *out, const char *first, const char *limit, const char *word)
+{
+	fprintf(out,
+		"\tfor ((i = %s; i < %s; i++)); do\n"
+		"\t\tcase %s in\n"
+		"\t\t--db | --config) ((i++)) ;;\n"
+		"\t\t-*) ;;\n"
+		"\t\t*) cmd=%s; break ;;\n"
+		"\t\tesac\n"
+		"\tdone\n",
+		first, limit, word, word);
+}
+
+/* `case $cmd in` with one branch per command setting opts to its words, written between
+ * `open` and `close` (a bash string, a zsh array). */
+static void opts_cases(FILE *out, const struct help *t, size_t n, const char *open,
+		       const char *close)
+{
+	fputs("\tcase $cmd in\n", out);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "\t%s) opts=%s", t[i].name, open);
+		words_of(out, &t[i]);
+		fprintf(out, "%s ;;\n", close);
+	}
+}
+
 static void bash_completion(FILE *out)
 {
 	size_t n;
@@ -192,15 +220,10 @@ static void bash_completion(FILE *out)
 	      "# cli/help.c; do not edit.\n"
 	      "_wakeq()\n{\n"
 	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-	      "\tlocal cmd='' i opts\n"
-	      "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
-	      "\t\tcase ${COMP_WORDS[i]} in\n"
-	      "\t\t--db | --config) ((i++)) ;;\n"
-	      "\t\t-*) ;;\n"
-	      "\t\t*) cmd=${COMP_WORDS[i]}; break ;;\n"
-	      "\t\tesac\n"
-	      "\tdone\n"
-	      "\tcase $prev in\n"
+	      "\tlocal cmd='' i opts\n",
+	      out);
+	command_loop(out, "1", "COMP_CWORD", "${COMP_WORDS[i]}");
+	fputs("\tcase $prev in\n"
 	      "\t--db | --config | --payload)\n"
 	      "\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n"
 	      "\t\treturn ;;\n"
@@ -212,14 +235,9 @@ static void bash_completion(FILE *out)
 		fprintf(out, "%s%s", i ? " " : "", t[i].name);
 	fputs(" --db --config --help --version\" -- \"$cur\"))\n"
 	      "\t\treturn\n"
-	      "\tfi\n"
-	      "\tcase $cmd in\n",
+	      "\tfi\n",
 	      out);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "\t%s) opts=\"", t[i].name);
-		words_of(out, &t[i]);
-		fputs("\" ;;\n", out);
-	}
+	opts_cases(out, t, n, "\"", "\"");
 	fputs("\t*) opts='' ;;\n"
 	      "\tesac\n"
 	      "\tCOMPREPLY=($(compgen -W \"$opts --db --config --help\" -- \"$cur\"))\n"
@@ -258,29 +276,18 @@ static void zsh_completion(FILE *out)
 		zsh_desc(out, t[i].summary);
 		fputs("'\n", out);
 	}
-	fputs("\t)\n"
-	      "\tfor ((i = 2; i < CURRENT; i++)); do\n"
-	      "\t\tcase ${words[i]} in\n"
-	      "\t\t--db | --config) ((i++)) ;;\n"
-	      "\t\t-*) ;;\n"
-	      "\t\t*) cmd=${words[i]}; break ;;\n"
-	      "\t\tesac\n"
-	      "\tdone\n"
-	      "\tcase ${words[CURRENT-1]} in\n"
+	fputs("\t)\n", out);
+	command_loop(out, "2", "CURRENT", "${words[i]}");
+	fputs("\tcase ${words[CURRENT-1]} in\n"
 	      "\t--db | --config | --payload) _files; return ;;\n"
 	      "\tesac\n"
 	      "\tif [[ -z $cmd ]]; then\n"
 	      "\t\t_describe -t commands 'wakeq command' commands\n"
 	      "\t\tcompadd -- --db --config --help --version\n"
 	      "\t\treturn\n"
-	      "\tfi\n"
-	      "\tcase $cmd in\n",
+	      "\tfi\n",
 	      out);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "\t%s) opts=(", t[i].name);
-		words_of(out, &t[i]);
-		fputs(" ) ;;\n", out);
-	}
+	opts_cases(out, t, n, "(", " )");
 	fputs("\tesac\n"
 	      "\tcompadd -- $opts --db --config --help\n"
 	      "}\n"

@@ -5,21 +5,13 @@
 
 secret="payload-secret-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
 wq init >/dev/null
-config "$T/text.ini" <<EOF
-[kind.ok]
+kinds="[kind.ok]
 command = sh $HANDLERS/handler.sh ok
 [kind.bad]
 command = sh $HANDLERS/handler.sh exit 1
-max_attempts = 1
-EOF
-config "$T/json.ini" <<EOF
-log_format = json
-[kind.ok]
-command = sh $HANDLERS/handler.sh ok
-[kind.bad]
-command = sh $HANDLERS/handler.sh exit 1
-max_attempts = 1
-EOF
+max_attempts = 1"
+echo "$kinds" | config "$T/text.ini"
+printf 'log_format = json\n%s\n' "$kinds" | config "$T/json.ini"
 
 a=$(wq enqueue ok --payload "{\"s\":\"$secret\"}")
 wq enqueue bad --payload "{\"s\":\"$secret\"}" >/dev/null
