@@ -114,7 +114,10 @@ int cli_config(struct cli *cli, const wq_config **out)
 		if (path && *path) {
 			rc = wq_config_load(path, &cli->config, &err);
 			if (rc != WQ_OK) {
+				/* not "loaded": a later call fails the same way, never
+				 * goes on without the config */
 				cli->config = NULL;
+				cli->config_loaded = 0;
 				return cli_fail_usage(rc, &err, NULL);
 			}
 		}

@@ -195,9 +195,8 @@ static int url_port_check(const char *url, char *port, size_t portsz)
 
 static int set_value(struct parse *p, const struct key *k, void *base, const char *v)
 {
-	char port[16];
-
 	char *field = (char *)base + k->offset;
+	char port[16]; /* a bad port's text, for the message */
 	long long n = 0;
 	int64_t us;
 	char *end;
