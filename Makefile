@@ -1,29 +1,36 @@
-# Thin wrapper over CMake. `make` builds build/wakeq; `make check` runs the whole suite
-# (normal build and ASan+UBSan build); `make demo` runs the narrated end-to-end scenario.
+# Thin wrapper over CMake. `make` builds build/wakeq with the build dependencies only
+# (scripts/deps); `make check` installs the test dependencies too (scripts/deps --test:
+# cmocka, PostgreSQL, ...) and runs the whole suite (normal build and ASan+UBSan build);
+# `make demo` runs the narrated end-to-end scenario.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+DEB_BUILD ?= build-deb
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --timeout 300
 
-.PHONY: all build deps check check-normal check-asan demo install uninstall clean
+.PHONY: all build deps test-deps check check-normal check-asan demo install uninstall deb clean
 
 all: build
 
 deps:
 	@scripts/deps
 
+test-deps:
+	@scripts/deps --test
+
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-check: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+check: test-deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWQ_TESTS=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWQ_SANITIZE=ON >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWQ_SANITIZE=ON -DWQ_TESTS=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	scripts/with-postgres sh -c 'cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS) && cd ../$(ASAN_BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)'
 
 demo: build
+	@command -v python3 >/dev/null 2>&1 || { echo "make demo needs python3 (scripts/deps --test installs it)" >&2; exit 1; }
 	examples/demo.sh $(BUILD)/wakeq
 
 install: build
@@ -34,5 +41,9 @@ uninstall:
 	@test -f $(BUILD)/install_manifest.txt || { echo "nothing installed from $(BUILD)"; exit 1; }
 	xargs rm -f < $(BUILD)/install_manifest.txt
 
+# A Debian package (CPack) from a build of its own configured for /usr: build-deb/wakeq_*.deb.
+deb: deps
+	scripts/make-deb $(DEB_BUILD)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) demo
+	rm -rf $(BUILD) $(ASAN_BUILD) $(DEB_BUILD) demo

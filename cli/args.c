@@ -20,7 +20,8 @@ static const struct cli_opt *find_opt(const struct cli_opt *opts, const char *na
 static int take_option(struct cli *cli, int argc, char **argv, int *i,
 		       const struct cli_opt *opts)
 {
-	const struct cli_opt common[] = {CLI_VALUE("--db", &cli->db_opt), CLI_END};
+	const struct cli_opt common[] = {CLI_VALUE("--db", &cli->db_opt),
+					 CLI_VALUE("--config", &cli->config_opt), CLI_END};
 	const char *arg = argv[*i];
 	const char *eq = strchr(arg, '=');
 	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);

@@ -34,7 +34,10 @@ enum {
 
 /* State shared by all commands. */
 struct cli {
-	const char *db_opt; /* value of --db, or NULL */
+	const char *db_opt;     /* value of --db, or NULL */
+	const char *config_opt; /* value of --config, or NULL */
+	wq_config *config;      /* owned: loaded once by cli_config, freed by main */
+	int config_loaded;      /* cli_config ran (config may still be NULL: none named) */
 };
 
 /* ------------------------------------------------------------------ args.c ---- */
@@ -101,12 +104,18 @@ void cli_usage(FILE *out);
 /* One command's help (usage, options, example, exit statuses); -1 for no such command. */
 int cli_help_command(FILE *out, const char *name);
 
-/* The store URL in use: --db, else $WAKEQ_DB, else `fallback` (may be NULL). */
-const char *cli_db_url(const struct cli *cli, const char *fallback);
+/* The worker configuration named by --config FILE, else $WAKEQ_CONFIG; *out is NULL when
+ * neither names one. Loaded once per process (cli owns it). Returns 0, or exit status 2
+ * after the error line when the file cannot be read or is invalid. */
+int cli_config(struct cli *cli, const wq_config **out);
+/* THE store lookup of every command (issue 14), in this order: --db URL, $WAKEQ_DB, the
+ * `db =` of the config (cli_config), else `fallback` (may be NULL: *url is then NULL).
+ * Returns 0 or the exit status after the error line (an unreadable config). */
+int cli_store_url(struct cli *cli, const char *fallback, const char **url);
 /* The URL with any password replaced by "***", for printing. */
 const char *cli_url_display(const char *url, char *buf, size_t bufsz);
-/* Opens cli_db_url(cli, CLI_DEFAULT_DB) with `flags`. */
-int cli_open(const struct cli *cli, unsigned flags, wq_db **out);
+/* Opens cli_store_url(cli, CLI_DEFAULT_DB) with `flags`. */
+int cli_open(struct cli *cli, unsigned flags, wq_db **out);
 /* Opens `url` with `flags`. */
 int cli_open_url(const char *url, unsigned flags, wq_db **out);
 
@@ -176,5 +185,13 @@ int cli_timeline_task(wq_db *db, const char *arg, const char *tenant, const char
 /* Attempts as a JSON array (NULL when out of memory), or as indented text lines. */
 json_t *cli_attempts_json(const wq_attempt *a, size_t n);
 void cli_print_attempts(const wq_attempt *a, size_t n);
+
+/* ---------------------------------------------------------- stderr_view.c ---- */
+
+/* `--stderr` of show and timeline (issue 14): the stderr tails attempts 1..attempts of
+ * task_id kept, as text after a labelled header each, or as obj's member "stderr" (an
+ * array of {attempt, stderr}). 0 or the exit status after the error line. */
+int cli_print_stderr(wq_db *db, int64_t task_id, int attempts);
+int cli_stderr_json(wq_db *db, int64_t task_id, int attempts, json_t *obj);
 
 #endif /* WAKEQ_CLI_H */

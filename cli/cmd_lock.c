@@ -116,7 +116,7 @@ static int lock_list(struct cli *cli, int argc, char **argv)
 				json_decref(arr);
 				arr = NULL;
 			}
-		ex = cli_print_json(arr ? json_pack("{s:o}", "locks", arr) : NULL);
+		ex = cli_print_json(arr); /* a listing: an array at the top level */
 	} else if (n == 0) {
 		printf("no lock is held\n");
 	} else {
@@ -142,10 +142,15 @@ static void on_signal(int sig)
 static wq_rc lease_call(struct cli *cli, int op, const char *key, const char *holder,
 			int64_t ttl, wq_error *err)
 {
+	const char *url;
 	wq_db *db = NULL;
 	wq_rc rc;
 
-	rc = wq_db_open(cli_db_url(cli, CLI_DEFAULT_DB), 0, &db, err);
+	/* `lock run` opened the store through the same lookup before it started the child,
+	 * so the config (if any) is loaded already and this cannot fail now. */
+	if (cli_store_url(cli, CLI_DEFAULT_DB, &url) != 0)
+		return WQ_ECONFIG;
+	rc = wq_db_open(url, 0, &db, err);
 	if (rc != WQ_OK)
 		return rc;
 	rc = op == 0 ? wq_lock_renew(db, key, holder, ttl, NULL, err)
@@ -312,10 +317,13 @@ int cmd_kinds(struct cli *cli, int argc, char **argv)
 	} else if (json) {
 		arr = json_array();
 		for (i = 0; arr && i < n; i++)
-			json_array_append_new(arr, json_pack("{s:s,s:b,s:s}", "kind", k[i].kind,
-							     "paused", 1, "paused_at",
-							     cli_time(k[i].paused_at, t)));
-		ex = cli_print_json(arr ? json_pack("{s:o}", "paused", arr) : NULL);
+			if (json_array_append_new(arr, json_pack("{s:s,s:b,s:s}", "kind", k[i].kind,
+								 "paused", 1, "paused_at",
+								 cli_time(k[i].paused_at, t))) != 0) {
+				json_decref(arr);
+				arr = NULL;
+			}
+		ex = cli_print_json(arr); /* a listing: an array at the top level */
 	} else if (n == 0) {
 		printf("no kind is paused\n");
 	} else {

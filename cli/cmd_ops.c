@@ -124,7 +124,8 @@ int cmd_effect(struct cli *cli, int argc, char **argv)
 		return cli_errorf(CLI_EXIT_USAGE, "effect begin: --result belongs to 'effect done'");
 	if ((ex = effect_context(&task_id, &attempt)))
 		return ex;
-	url = cli_db_url(cli, NULL);
+	if ((ex = cli_store_url(cli, NULL, &url)))
+		return ex;
 	if (!url || !*url)
 		return cli_errorf(CLI_EXIT_USAGE, "effect: WAKEQ_DB is not set (run it inside a "
 						  "handler started by a wakeq worker, or give --db)");
@@ -162,32 +163,29 @@ static int retention_arg(const char *opt, const char *text, int64_t *out)
 
 int cmd_prune(struct cli *cli, int argc, char **argv)
 {
-	const char *task_ret = NULL, *op_ret = NULL, *config = NULL, *pos[1], *url;
+	const char *task_ret = NULL, *op_ret = NULL, *pos[1];
 	int json = 0, dry_run = 0, npos, ex;
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--dry-run", &dry_run),
 		CLI_VALUE("--task-retention", &task_ret),
 		CLI_VALUE("--operation-retention", &op_ret),
-		CLI_VALUE("--config", &config),
 		CLI_FLAG("--json", &json),
-		CLI_END,
+		CLI_END, /* --config FILE (or $WAKEQ_CONFIG): its [retention] (cli_config) */
 	};
 	char a[32], b[32];
 	wq_prune_opts po = {0};
 	wq_prune_counts c = {0};
-	wq_config *cfg = NULL;
+	const wq_config *cfg = NULL;
 	wq_error err = {0};
 	wq_db *db = NULL;
 	wq_rc rc;
 
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)))
 		return ex;
-	if (config) {
-		rc = wq_config_load(config, &cfg, &err);
-		if (rc != WQ_OK)
-			return cli_fail_usage(rc, &err, NULL);
+	if ((ex = cli_config(cli, &cfg)))
+		return ex;
+	if (cfg)
 		wq_config_retention(cfg, &po);
-	}
 	if ((ex = retention_arg("--task-retention", task_ret, &po.task_retention)) ||
 	    (ex = retention_arg("--operation-retention", op_ret, &po.operation_retention)))
 		goto out;
@@ -204,10 +202,7 @@ int cmd_prune(struct cli *cli, int argc, char **argv)
 				wq_duration_format(po.task_retention, b, sizeof b));
 		goto out;
 	}
-	url = cli_db_url(cli, NULL);
-	if (!url && cfg)
-		url = wq_config_db(cfg);
-	if ((ex = cli_open_url(url && *url ? url : CLI_DEFAULT_DB, 0, &db)))
+	if ((ex = cli_open(cli, 0, &db)))
 		goto out;
 	rc = dry_run ? wq_prune_preview(db, &po, &c, &err) : wq_prune(db, &po, &c, &err);
 	if (rc != WQ_OK) {
@@ -228,7 +223,6 @@ int cmd_prune(struct cli *cli, int argc, char **argv)
 		       (long long)c.operations, b);
 out:
 	wq_db_close(db);
-	wq_config_free(cfg);
 	return ex;
 }
 

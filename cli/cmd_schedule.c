@@ -171,7 +171,7 @@ static int sched_list(struct cli *cli, int argc, char **argv)
 				json_decref(a);
 				a = NULL;
 			}
-		ex = cli_print_json(a ? json_pack("{s:o}", "schedules", a) : NULL);
+		ex = cli_print_json(a); /* a listing: an array at the top level */
 	} else if (n == 0) {
 		printf("no schedules\n");
 	} else {

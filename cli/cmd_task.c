@@ -29,16 +29,17 @@ static int id_only(struct cli *cli, int argc, char **argv, int64_t *id)
 
 int cmd_init(struct cli *cli, int argc, char **argv)
 {
-	const char *pos[1];
+	const char *pos[1], *url;
 	char shown[1024];
 	wq_db *db = NULL;
 	int npos, ex;
 
 	if ((ex = cli_parse(cli, argc, argv, no_opts, pos, 0, &npos)) ||
-	    (ex = cli_open(cli, WQ_OPEN_MIGRATE, &db)))
+	    (ex = cli_store_url(cli, CLI_DEFAULT_DB, &url)) ||
+	    (ex = cli_open_url(url, WQ_OPEN_MIGRATE, &db)))
 		return ex;
 	printf("initialised %s (schema version %d, backend %s)\n",
-	       cli_url_display(cli_db_url(cli, CLI_DEFAULT_DB), shown, sizeof shown),
+	       cli_url_display(url, shown, sizeof shown),
 	       wq_schema_version(), wq_db_backend(db));
 	wq_db_close(db);
 	return 0;
@@ -228,25 +229,20 @@ static int enqueue_opts(const char *kind, const struct enqueue_args *a, wq_enque
 	return due_time(a->at, a->in, &o->due_at);
 }
 
-/* The [limits] an enqueue obeys (issue 10): --config FILE, else $WAKEQ_CONFIG, else none. */
-static int enqueue_limits(const char *path, wq_config **cfg)
+/* With a config (--config FILE or $WAKEQ_CONFIG), the kind and the notify channels must
+ * be ones it defines (issue 14): a typo is exit 2 naming them, before the store opens. */
+static int enqueue_names(const wq_config *cfg, const wq_enqueue_opts *o)
 {
 	wq_error err = {0};
-	wq_rc rc;
+	wq_rc rc = wq_config_check_names(cfg, o->kind, o->notify, o->nnotify, &err);
 
-	if (!path || !*path)
-		path = getenv("WAKEQ_CONFIG");
-	if (!path || !*path)
-		return 0;
-	rc = wq_config_load(path, cfg, &err);
-	return rc == WQ_OK ? 0 : cli_fail_usage(rc, &err, NULL);
+	return rc == WQ_OK ? 0 : cli_fail_usage(rc, &err, "enqueue");
 }
 
 int cmd_enqueue(struct cli *cli, int argc, char **argv)
 {
 	struct enqueue_args a = {0};
 	wq_enqueue_opts o = {0};
-	const char *config_path = NULL;
 	const struct cli_opt opts[] = {
 		CLI_VALUE("--payload", &a.payload),   CLI_VALUE("--payload-version", &a.version),
 		CLI_VALUE("--tenant", &o.tenant),     CLI_VALUE("--scope", &o.scope),
@@ -254,9 +250,9 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 		CLI_VALUE("--in", &a.in),             CLI_VALUE("--max-attempts", &a.max_attempts),
 		CLI_VALUE("--key", &o.key),           CLI_LIST("--notify", &a.notify),
 		CLI_FLAG("--json", &a.json),         CLI_VALUE("--lock", &o.lock),
-		CLI_VALUE("--config", &config_path), CLI_END,
+		CLI_END, /* --config FILE (or $WAKEQ_CONFIG): its [limits] apply (cli_config) */
 	};
-	wq_config *cfg = NULL;
+	const wq_config *cfg = NULL;
 	struct payload pl = {0};
 	const char *pos[1];
 	wq_enqueued out;
@@ -268,7 +264,8 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
 	    (ex = cli_want_args("enqueue", npos, 1, "KIND")) ||
 	    (ex = enqueue_opts(pos[0], &a, &o)) || (ex = load_payload(a.payload, &pl)) ||
-	    (ex = check_payload(&pl)) || (ex = enqueue_limits(config_path, &cfg)) ||
+	    (ex = check_payload(&pl)) || (ex = cli_config(cli, &cfg)) ||
+	    (ex = enqueue_names(cfg, &o)) ||
 	    (ex = cli_open(cli, 0, &db)))
 		goto cleanup;
 	o.limits = cfg;
@@ -278,7 +275,6 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 	ex = rc == WQ_OK ? print_enqueued(&out, a.json) : cli_fail(rc, &err);
 cleanup:
 	wq_db_close(db);
-	wq_config_free(cfg);
 	free(pl.owned);
 	return ex;
 }

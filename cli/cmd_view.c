@@ -157,11 +157,12 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 
 /* ------------------------------------------------------------------- show ---- */
 
-/* Parses "COMMAND ID [--json]", opens the store and reads the task. */
-static int open_task(struct cli *cli, int argc, char **argv, int *json, wq_db **db,
-		     wq_task *t)
+/* Parses "COMMAND ID [--json] [--stderr]", opens the store and reads the task. */
+static int open_task(struct cli *cli, int argc, char **argv, int *json, int *with_stderr,
+		     wq_db **db, wq_task *t)
 {
-	const struct cli_opt opts[] = {CLI_FLAG("--json", json), CLI_END};
+	const struct cli_opt opts[] = {CLI_FLAG("--json", json), CLI_FLAG("--stderr", with_stderr),
+				       CLI_END};
 	const char *pos[1];
 	wq_error err = {0};
 	int64_t id;
@@ -183,15 +184,14 @@ static int open_task(struct cli *cli, int argc, char **argv, int *json, wq_db **
 int cmd_show(struct cli *cli, int argc, char **argv)
 {
 	wq_db *db = NULL;
-	int json = 0, ex;
+	int json = 0, with_stderr = 0, ex;
+	json_t *j;
 	wq_task t;
-
 	int64_t parent = 0, *kids = NULL;
 	size_t nkids = 0;
 	wq_error err = {0};
-	json_t *j;
 
-	if ((ex = open_task(cli, argc, argv, &json, &db, &t)))
+	if ((ex = open_task(cli, argc, argv, &json, &with_stderr, &db, &t)))
 		return ex;
 	/* follow-ups (issue 10): the task's parent and children */
 	if (wq_task_family(db, t.id, &parent, &kids, &nkids, &err) != WQ_OK) {
@@ -211,7 +211,10 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 		} else {
 			json_decref(c);
 		}
-		ex = cli_print_json(j);
+		if (j && with_stderr && (ex = cli_stderr_json(db, t.id, t.attempts, j)))
+			json_decref(j);
+		else
+			ex = cli_print_json(j);
 	} else {
 		cli_print_task(&t);
 		printf("%-17s %s", "parent:", parent ? "" : "-");
@@ -221,6 +224,8 @@ int cmd_show(struct cli *cli, int argc, char **argv)
 		for (size_t i = 0; i < nkids; i++)
 			printf("%s%" PRId64, i ? ", " : "", kids[i]);
 		printf("\n");
+		if (with_stderr)
+			ex = cli_print_stderr(db, t.id, t.attempts);
 	}
 out:
 	free(kids);
@@ -263,10 +268,11 @@ static json_t *operation_json(const wq_task *t)
 			 t->fingerprint, "payload_version", t->payload_version);
 }
 
-static int print_timeline_json(const wq_task *t, const wq_attempt *att, size_t na,
-			       const wq_event *ev, size_t n)
+static int print_timeline_json(wq_db *db, const wq_task *t, const wq_attempt *att, size_t na,
+			       const wq_event *ev, size_t n, int with_stderr)
 {
-	json_t *events = json_array();
+	json_t *events = json_array(), *j;
+	int ex;
 
 	for (size_t i = 0; events && i < n; i++) {
 		if (json_array_append_new(events, event_json(&ev[i])) != 0) {
@@ -274,9 +280,13 @@ static int print_timeline_json(const wq_task *t, const wq_attempt *att, size_t n
 			events = NULL;
 		}
 	}
-	return cli_print_json(json_pack("{s:o, s:o, s:o, s:o}", "operation", operation_json(t),
-					"task", cli_task_json(t), "attempts",
-					cli_attempts_json(att, na), "events", events));
+	j = json_pack("{s:o, s:o, s:o, s:o}", "operation", operation_json(t), "task",
+		      cli_task_json(t), "attempts", cli_attempts_json(att, na), "events", events);
+	if (j && with_stderr && (ex = cli_stderr_json(db, t->id, t->attempts, j))) {
+		json_decref(j);
+		return ex;
+	}
+	return cli_print_json(j);
 }
 
 static void print_timeline_header(const wq_task *t, const wq_attempt *att, size_t na)
@@ -341,11 +351,11 @@ static void print_timeline_text(const wq_task *t, const wq_attempt *att, size_t 
 int cmd_timeline(struct cli *cli, int argc, char **argv)
 {
 	const char *tenant = NULL, *scope = NULL, *kind = NULL, *pos[1];
-	int json = 0, npos, ex;
+	int json = 0, with_stderr = 0, npos, ex;
 	const struct cli_opt opts[] = {
 		CLI_VALUE("--tenant", &tenant), CLI_VALUE("--scope", &scope),
 		CLI_VALUE("--kind", &kind),     CLI_FLAG("--json", &json),
-		CLI_END,
+		CLI_FLAG("--stderr", &with_stderr), CLI_END,
 	};
 	wq_event *events = NULL;
 	wq_attempt *att = NULL;
@@ -370,9 +380,12 @@ int cmd_timeline(struct cli *cli, int argc, char **argv)
 	if (rc != WQ_OK)
 		ex = cli_fail(rc, &err);
 	else if (json)
-		ex = print_timeline_json(&t, att, na, events, n);
-	else
+		ex = print_timeline_json(db, &t, att, na, events, n, with_stderr);
+	else {
 		print_timeline_text(&t, att, na, events, n);
+		if (with_stderr)
+			ex = cli_print_stderr(db, t.id, t.attempts);
+	}
 out:
 	wq_free(events);
 	wq_free(att);

@@ -4,16 +4,6 @@
 
 #include "cli.h"
 
-/* --db, else $WAKEQ_DB, else the config's db, else ./wakeq.db. */
-static const char *worker_db_url(const struct cli *cli, const wq_config *cfg)
-{
-	const char *url = cli_db_url(cli, NULL);
-
-	if (!url)
-		url = wq_config_db(cfg);
-	return url && url[0] ? url : CLI_DEFAULT_DB;
-}
-
 /* Handlers get the store as WAKEQ_DB and may run in another directory: a SQLite path is
  * made absolute (it exists once opened). NULL means "use url as it is". */
 static char *absolute_db_path(const char *url)
@@ -56,33 +46,27 @@ cleanup:
 
 int cmd_worker(struct cli *cli, int argc, char **argv)
 {
-	const char *config = NULL, *pos[1];
+	const char *pos[1];
 	int until_idle = 0, no_scheduler = 0, npos, ex;
 	const struct cli_opt opts[] = {
-		CLI_VALUE("--config", &config),
+		/* --config FILE (or $WAKEQ_CONFIG) is common to all commands (cli_config) */
 		CLI_FLAG("--until-idle", &until_idle),
 		CLI_FLAG("--no-scheduler", &no_scheduler),
 		CLI_END,
 	};
-	wq_config *cfg = NULL;
-	wq_error err = {0};
+	const wq_config *cfg = NULL;
 	wq_db *db = NULL;
 	const char *url;
-	wq_rc rc;
 
-	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)))
+	if ((ex = cli_parse(cli, argc, argv, opts, pos, 0, &npos)) ||
+	    (ex = cli_config(cli, &cfg)))
 		return ex;
-	if (!config)
-		return cli_errorf(CLI_EXIT_USAGE, "worker: missing --config FILE");
-	rc = wq_config_load(config, &cfg, &err);
-	if (rc != WQ_OK)
-		return cli_fail_usage(rc, &err, NULL);
-	url = worker_db_url(cli, cfg);
-	if ((ex = cli_open_url(url, WQ_OPEN_MIGRATE, &db)))
-		goto cleanup;
+	if (!cfg)
+		return cli_errorf(CLI_EXIT_USAGE, "worker: missing --config FILE (or $WAKEQ_CONFIG)");
+	if ((ex = cli_store_url(cli, CLI_DEFAULT_DB, &url)) ||
+	    (ex = cli_open_url(url, WQ_OPEN_MIGRATE, &db)))
+		return ex;
 	ex = run_worker(db, cfg, url, until_idle, no_scheduler);
-cleanup:
 	wq_db_close(db);
-	wq_config_free(cfg);
 	return ex;
 }

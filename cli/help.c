@@ -6,22 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define HELP_OPTS_MAX 16
-
-struct help_opt {
-	const char *name; /* "--state STATE" */
-	const char *text;
-};
-
-struct help {
-	const char *name;    /* the command word */
-	const char *usage;   /* after "wakeq " (may hold several lines: several forms) */
-	const char *summary; /* what it does, one or a few lines */
-	struct help_opt opts[HELP_OPTS_MAX];
-	const char *example;
-	const char *exits;   /* the exit statuses this command returns */
-};
+#include "help.h"
 
 #define EXIT_STD "0 ok, 1 error, 2 usage"
 
@@ -45,10 +30,12 @@ static const struct help helps[] = {
 	  {"--max-attempts N", "attempt limit (a kind's max_attempts overrides it)"},
 	  {"--notify CHANNEL", "inbox:RECIPIENT, webhook:NAME or command:NAME (repeatable)"},
 	  {"--lock KEY", "a turn lock: at most one task of KEY runs at a time"},
-	  {"--config FILE", "the worker config whose [limits] and payload_versions apply (or $WAKEQ_CONFIG)"},
+	  {"--config FILE", "the worker config (or $WAKEQ_CONFIG): its [limits] and\n"
+			    "payload_versions apply, and a kind or webhook:/command:\n"
+			    "channel it does not define is refused (exit 2)"},
 	  {"--json", "print {id, replayed, ...} as JSON"}},
 	 "wakeq enqueue send-invoice --key inv-42 --payload '{\"invoice\":42}'",
-	 EXIT_STD ", 3 the key exists with other input"},
+	 EXIT_STD " (also an undefined kind or channel), 3 the key exists with other input"},
 	{"list",
 	 "list [--state STATE]... [--kind KIND]... [--tenant T] [--scope S] [--since TIME]\n"
 	 "     [--until TIME] [--limit N] [--json]",
@@ -65,9 +52,11 @@ static const struct help helps[] = {
 	  {"--json", "an array of tasks"}},
 	 "wakeq list --state failed --state interrupted --kind send-invoice --since 1d",
 	 EXIT_STD},
-	{"show", "show ID [--json]",
+	{"show", "show ID [--json] [--stderr]",
 	 "one task's fields; the result as size and SHA-256, never its body",
-	 {{"--json", "the task as a JSON object"}}, "wakeq show 42", EXIT_STD ", 4 no such task"},
+	 {{"--json", "the task as a JSON object"},
+	  {"--stderr", "also the stderr tails failed attempts kept (a kind's keep_stderr;\n"
+		       "untrusted handler output); JSON: \"stderr\": [{attempt, stderr}]"}}, "wakeq show 42", EXIT_STD ", 4 no such task"},
 	{"result", "result ID",
 	 "write a succeeded task's result body to stdout; it is untrusted output",
 	 {{NULL, NULL}}, "wakeq result 42 > result.json", EXIT_STD ", 4 no task or no result"},
@@ -125,13 +114,14 @@ static const struct help helps[] = {
 		     "truncated}"}},
 	 "wakeq retry --state failed --kind send-invoice --since 2h --dry-run",
 	 EXIT_STD " (bulk: some task refused), 4 no such task, 6 not failed or cancelled"},
-	{"timeline", "timeline ID|KEY [--tenant T] [--scope S] [--kind K] [--json]",
+	{"timeline", "timeline ID|KEY [--tenant T] [--scope S] [--kind K] [--json] [--stderr]",
 	 "one operation: identity, fingerprint, attempts and every event in order (a positive\n"
 	 "integer is a task id unless --tenant/--scope/--kind is given)",
 	 {{"--tenant T", "the key's tenant"},
 	  {"--scope S", "the key's scope"},
 	  {"--kind K", "the key's kind (needed when several kinds use the key)"},
-	  {"--json", "{task, attempts, events}"}},
+	  {"--json", "{operation, task, attempts, events}"},
+	  {"--stderr", "also the stderr tails failed attempts kept (keep_stderr)"}},
 	 "wakeq timeline inv-42 --kind send-invoice", EXIT_STD ", 4 no such task or key"},
 	{"effect", "effect begin NAME\neffect done NAME [--result TEXT]",
 	 "in a handler (WAKEQ_TASK_ID, WAKEQ_ATTEMPT_ID, WAKEQ_DB): begin records intent and\n"
@@ -208,7 +198,7 @@ static const struct help helps[] = {
 	  {"--every DUR", "a fixed interval instead of cron"},
 	  {"--overlap skip|allow", "skip a slot while the previous run is pending or running"},
 	  {"--catch-up latest|all|none", "after downtime: one run, every slot, or none"},
-	  {"--json", "list/show as JSON"}},
+	  {"--json", "list: an array of schedules; show: one schedule object"}},
 	 "wakeq schedule add nightly --cron \"0 3 * * *\" --tz Europe/Berlin report",
 	 EXIT_STD ", 3 the name exists, 4 no such schedule"},
 	{"lock",
@@ -220,14 +210,16 @@ static const struct help helps[] = {
 	 "run holds KEY while CMD runs (renewed every DUR/3) and exits with CMD's status",
 	 {{"--holder NAME", "who holds it (shown to others)"},
 	  {"--ttl DUR", "the lease: the key is free again after it unless renewed"},
-	  {"--json", "list as JSON"}},
+	  {"--json", "list: an array of {key, holder, task_id, attempt, acquired_at,\n"
+		     "expires_at}"}},
 	 "wakeq lock run agent-7 --ttl 30s -- ./chat-turn",
 	 EXIT_STD ", 5 held by someone else (naming who and until when)"},
 	{"pause", "pause KIND", "stop claims of KIND by every worker", {{NULL, NULL}},
 	 "wakeq pause summarize", EXIT_STD},
 	{"resume", "resume KIND", "let workers claim KIND again", {{NULL, NULL}},
 	 "wakeq resume summarize", EXIT_STD},
-	{"kinds", "kinds [--json]", "the kinds paused now", {{"--json", "as JSON"}},
+	{"kinds", "kinds [--json]", "the kinds paused now",
+	 {{"--json", "an array of {kind, paused, paused_at}"}},
 	 "wakeq kinds", EXIT_STD},
 	{"intake", "intake list [--source S] [--state STATE] [--json]\n"
 		   "intake show SOURCE KEY [--json]",
@@ -244,6 +236,12 @@ static const struct help helps[] = {
 	{"version", "version", "the version of wakeq and of its store schema (also -V, --version)",
 	 {{NULL, NULL}}, "wakeq version", "0 ok"},
 };
+
+const struct help *cli_help_table(size_t *n)
+{
+	*n = sizeof helps / sizeof helps[0];
+	return helps;
+}
 
 static const struct help *find_help(const char *name)
 {
@@ -265,9 +263,10 @@ static void put_indented(FILE *out, const char *text, int indent)
 
 void cli_usage(FILE *out)
 {
-	fputs("usage: wakeq [--db URL] COMMAND [ARGS]\n\n"
-	      "URL is a SQLite file path or a postgres:// URL; default $WAKEQ_DB, else "
-	      "./wakeq.db.\n\ncommands ('wakeq help COMMAND' for options and an example):\n",
+	fputs("usage: wakeq [--db URL] [--config FILE] COMMAND [ARGS]\n\n"
+	      "URL is a SQLite file path or a postgres:// URL. The store is, in this order:\n"
+	      "--db URL, $WAKEQ_DB, the db = of --config FILE (else $WAKEQ_CONFIG), ./wakeq.db.\n"
+	      "\ncommands ('wakeq help COMMAND' for options and an example):\n",
 	      out);
 	for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
 		fputs("  ", out);
@@ -280,6 +279,18 @@ void cli_usage(FILE *out)
 	      "5 limit reached, 6 transition not allowed from the current state, 7 outcome\n"
 	      "unknown (the answer to a commit was lost; check with `wakeq timeline`).\n",
 	      out);
+}
+
+/* 1 when the command's own table names `opt` (its own text replaces the common one). */
+static int names_option(const struct help *h, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 0; i < HELP_OPTS_MAX && h->opts[i].name; i++)
+		if (strncmp(h->opts[i].name, opt, n) == 0 &&
+		    (h->opts[i].name[n] == ' ' || h->opts[i].name[n] == '\0'))
+			return 1;
+	return 0;
 }
 
 int cli_help_command(FILE *out, const char *name)
@@ -301,9 +312,14 @@ int cli_help_command(FILE *out, const char *name)
 			fputc('\n', out);
 		}
 	}
-	fputs("  --db URL                   the store (default $WAKEQ_DB, else ./wakeq.db)\n"
-	      "  -h, --help                 this text\n",
+	fputs("  --db URL                   the store (default $WAKEQ_DB, else the config's db,\n"
+	      "                             else ./wakeq.db)\n",
 	      out);
+	if (!names_option(h, "--config"))
+		fputs("  --config FILE              the worker config whose db = names the store\n"
+		      "                             (default $WAKEQ_CONFIG)\n",
+		      out);
+	fputs("  -h, --help                 this text\n", out);
 	fprintf(out, "\nexample:\n  %s\n\nexit status: %s\n", h->example, h->exits);
 	return 0;
 }

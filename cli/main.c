@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "help.h"
 
 struct command {
 	const char *name;
@@ -52,6 +53,22 @@ static int print_version(void)
 	return 0;
 }
 
+/* `help --man` and `help --completion bash|zsh`: the generated documents (help_gen.c),
+ * for scripts/gen-docs and packagers. */
+static int help_generate(int argc, char **argv)
+{
+	const char *what = NULL;
+
+	if (argc == 2 && strcmp(argv[1], "--man") == 0)
+		what = "man";
+	else if (argc == 3 && strcmp(argv[1], "--completion") == 0)
+		what = argv[2];
+	if (!what || cli_help_generate(stdout, what) != 0)
+		return cli_errorf(CLI_EXIT_USAGE, "help: expected COMMAND, --man or --completion "
+						  "bash|zsh");
+	return 0;
+}
+
 /* Global options before the command. Returns the index of the command, or -1 with *ex set. */
 static int global_options(struct cli *cli, int argc, char **argv, int *ex)
 {
@@ -68,6 +85,14 @@ static int global_options(struct cli *cli, int argc, char **argv, int *ex)
 			cli->db_opt = argv[++i];
 		} else if (strncmp(arg, "--db=", 5) == 0) {
 			cli->db_opt = arg + 5;
+		} else if (strcmp(arg, "--config") == 0) {
+			if (i + 1 >= argc) {
+				*ex = cli_errorf(CLI_EXIT_USAGE, "option '--config' needs a value");
+				return -1;
+			}
+			cli->config_opt = argv[++i];
+		} else if (strncmp(arg, "--config=", 9) == 0) {
+			cli->config_opt = arg + 9;
 		} else if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
 			*ex = print_version();
 			return -1;
@@ -98,6 +123,8 @@ int main(int argc, char **argv)
 	if (i < 0)
 		return finish(ex);
 	if (strcmp(argv[i], "help") == 0) {
+		if (i + 1 < argc && argv[i + 1][0] == '-')
+			return finish(help_generate(argc - i, argv + i));
 		if (i + 1 < argc && cli_help_command(stdout, argv[i + 1]) != 0)
 			return cli_errorf(CLI_EXIT_USAGE, "help: unknown command '%s' (see 'wakeq "
 							  "help')",
@@ -119,5 +146,6 @@ int main(int argc, char **argv)
 	ex = cmd->run(&cli, argc - i, argv + i);
 	if (ex == CLI_EXIT_HELP)
 		ex = 0;
+	wq_config_free(cli.config);
 	return finish(ex);
 }

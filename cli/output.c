@@ -101,15 +101,54 @@ int cli_fail_usage(wq_rc rc, const wq_error *err, const char *ctx)
 
 /* ------------------------------------------------------------------ store ---- */
 
-const char *cli_db_url(const struct cli *cli, const char *fallback)
+int cli_config(struct cli *cli, const wq_config **out)
 {
-	const char *env = getenv("WAKEQ_DB");
+	const char *path = cli->config_opt;
+	wq_error err = {0};
+	wq_rc rc;
 
-	if (cli->db_opt)
-		return cli->db_opt;
-	if (env && env[0])
-		return env;
-	return fallback;
+	if (!cli->config_loaded) {
+		cli->config_loaded = 1;
+		if (!path || !*path)
+			path = getenv("WAKEQ_CONFIG");
+		if (path && *path) {
+			rc = wq_config_load(path, &cli->config, &err);
+			if (rc != WQ_OK) {
+				/* not "loaded": a later call fails the same way, never
+				 * goes on without the config */
+				cli->config = NULL;
+				cli->config_loaded = 0;
+				return cli_fail_usage(rc, &err, NULL);
+			}
+		}
+	}
+	*out = cli->config;
+	return 0;
+}
+
+/* The config is read only when neither --db nor $WAKEQ_DB decides: a broken
+ * $WAKEQ_CONFIG does not stop a command that names its store. */
+int cli_store_url(struct cli *cli, const char *fallback, const char **url)
+{
+	const char *env = getenv("WAKEQ_DB"), *db;
+	const wq_config *cfg = NULL;
+	int ex;
+
+	*url = fallback;
+	if (cli->db_opt) {
+		*url = cli->db_opt;
+		return 0;
+	}
+	if (env && env[0]) {
+		*url = env;
+		return 0;
+	}
+	if ((ex = cli_config(cli, &cfg)))
+		return ex;
+	db = wq_config_db(cfg);
+	if (db && db[0])
+		*url = db;
+	return 0;
 }
 
 static int is_postgres_url(const char *url)
@@ -150,9 +189,12 @@ const char *cli_url_display(const char *url, char *buf, size_t bufsz)
 	return buf;
 }
 
-int cli_open(const struct cli *cli, unsigned flags, wq_db **out)
+int cli_open(struct cli *cli, unsigned flags, wq_db **out)
 {
-	return cli_open_url(cli_db_url(cli, CLI_DEFAULT_DB), flags, out);
+	const char *url;
+	int ex = cli_store_url(cli, CLI_DEFAULT_DB, &url);
+
+	return ex ? ex : cli_open_url(url, flags, out);
 }
 
 int cli_open_url(const char *url, unsigned flags, wq_db **out)

@@ -854,6 +854,19 @@ wq_rc wq_intake_get(wq_db *db, const char *source, const char *key, wq_intake *o
 		    wq_error *err);
 /* How many acknowledgements are queued or in flight (source NULL: all sources). */
 wq_rc wq_intake_acks_waiting(wq_db *db, const char *source, int64_t *count, wq_error *err);
+/* ------------------------------------------- config names (issue 14, enqueue) ---- */
+
+/* WQ_ECONFIG unless `cfg` defines `kind` (a [kind.NAME]) and every webhook:NAME /
+ * command:NAME in notify[0..nnotify) (a [channel.NAME] of that type); the message names
+ * every unknown one. inbox:RECIPIENT needs no section. WQ_OK when cfg is NULL. */
+wq_rc wq_config_check_names(const wq_config *cfg, const char *kind,
+			    const char *const *notify, size_t nnotify, wq_error *err);
+
+/* ------------------------------------------------ kept stderr (issue 14) ---- */
+
+/* The stderr tail a failed attempt kept (its kind's keep_stderr): valid UTF-8 text,
+ * *out freed with wq_free(). Untrusted handler output. WQ_ENOTFOUND when it kept none. */
+wq_rc wq_attempt_stderr(wq_db *db, int64_t task_id, int attempt, char **out, wq_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,18 +2,18 @@
  * load: an unknown section or key, a bad value or a missing command is an error naming
  * the file and line, and no half-read configuration is ever returned.
  *
- * Two rules on top of libinih: " #" starts an inline comment (libinih only knows ";"),
- * except inside "double quotes"; and a line longer than libinih's buffer is refused
- * instead of being split in two. */
+ * The INI grammar is read by config_ini.c (not libinih: its Debian build splits lines
+ * over 200 bytes). Inline comments start at " #" or " ;" outside quotes ('...', "..."
+ * and \ as in the command splitter, argv.c); a line longer than WQ__CONFIG_LINE_MAX is
+ * refused naming it, never truncated. */
 #include "internal.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define INI_LINE_LIMIT 199 /* libinih's INI_MAX_LINE (200) minus the terminator */
+#define URL_MAX 8192 /* a webhook URL, in bytes */
 
 struct parse {
 	wq_config *cfg;
@@ -29,7 +29,7 @@ struct parse {
 
 enum key_type {
 	K_DURATION, K_INT, K_SIZE, K_STRING, K_COMMAND, K_ON_INTERRUPT,
-	K_CHANNEL_TYPE, K_URL, K_RECIPIENT, K_VERSIONS,
+	K_CHANNEL_TYPE, K_URL, K_RECIPIENT, K_VERSIONS, K_DB, K_LOG_FORMAT,
 };
 
 struct key {
@@ -45,7 +45,7 @@ struct key {
 #define DAY (86400LL * WQ__US_PER_S)
 
 static const struct key worker_keys[] = {
-	WK("db", K_STRING, db, 0, 0),
+	WK("db", K_DB, db, 0, 0),
 	WK("concurrency", K_INT, concurrency, 1, 1024),
 	WK("drain_timeout", K_DURATION, drain_timeout, 0, DAY),
 	WK("heartbeat", K_DURATION, heartbeat, 10 * WQ__US_PER_MS, 3600 * WQ__US_PER_S),
@@ -57,6 +57,7 @@ static const struct key worker_keys[] = {
 	WK("delivery_concurrency", K_INT, delivery_concurrency, 1, 1024),
 	WK("operators_inbox", K_RECIPIENT, operators_inbox, 0, 0),
 	WK("schedule_lease", K_DURATION, schedule_lease, 20 * WQ__US_PER_MS, DAY), /* issue 12 */
+	WK("log_format", K_LOG_FORMAT, log_json, 0, 0), /* issue 14 */
 };
 
 /* [retention] (SPEC §15), read by `wakeq prune --config`. */
@@ -74,6 +75,7 @@ static const struct key kind_keys[] = {
 	KK("on_interrupt", K_ON_INTERRUPT, on_interrupt, 0, 0),
 	KK("concurrency", K_INT, concurrency, 1, 100000),        /* issue 10 */
 	KK("payload_versions", K_VERSIONS, payload_versions, 0, 0), /* issue 10 */
+	KK("keep_stderr", K_SIZE, keep_stderr, 0, 64LL << 10), /* issue 14 */
 };
 
 /* [channel.NAME]; `url` only for webhooks, `command` only for commands. */
@@ -108,16 +110,24 @@ static int fail(struct parse *p, wq_rc code, const char *fmt, const char *a, con
 	return 0;
 }
 
-/* Cuts an inline " #" comment outside double quotes, then trailing blanks. */
+/* Cuts an inline comment — '#' or ';' at the start or after a blank, outside quotes
+ * (the quoting of argv.c: '...', "...", \) — then trailing blanks. */
 static void strip_comment(char *v)
 {
-	int quoted = 0;
+	char quote = 0; /* the open quote, or 0 */
 	char *end;
 
 	for (char *c = v; *c; c++) {
-		if (*c == '"')
-			quoted = !quoted;
-		else if (*c == '#' && !quoted && (c == v || c[-1] == ' ' || c[-1] == '\t')) {
+		if (quote) {
+			if (*c == quote)
+				quote = 0;
+			else if (quote == '"' && *c == '\\' && c[1])
+				c++;
+		} else if (*c == '\'' || *c == '"') {
+			quote = *c;
+		} else if (*c == '\\' && c[1]) {
+			c++;
+		} else if ((*c == '#' || *c == ';') && (c == v || c[-1] == ' ' || c[-1] == '\t')) {
 			*c = '\0';
 			break;
 		}
@@ -187,9 +197,40 @@ static int token_ok(const char *v, size_t max)
 	return 1;
 }
 
+/* The port of a scheme://[user@]host[:port]/... URL: 0 when it names none or names one
+ * in 1..65535, else -1 with the port's text in port (at most portsz-1 bytes). */
+static int url_port_check(const char *url, char *port, size_t portsz)
+{
+	const char *a = strstr(url, "://"), *end, *at, *colon;
+	size_t n;
+
+	if (!a)
+		return 0;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	for (at = end; at > a && at[-1] != '@'; at--)
+		;
+	a = at; /* past any user:password@ */
+	if (*a == '[') { /* [IPv6]:port */
+		const char *close = memchr(a, ']', (size_t)(end - a));
+		if (!close)
+			return 0;
+		a = close;
+	}
+	colon = memchr(a, ':', (size_t)(end - a));
+	if (!colon || colon + 1 == end)
+		return 0;
+	n = (size_t)(end - colon - 1);
+	snprintf(port, portsz, "%.*s", (int)n, colon + 1);
+	if (n > 5 || strspn(colon + 1, "0123456789") < n)
+		return -1;
+	return atoi(port) >= 1 && atoi(port) <= 65535 ? 0 : -1;
+}
+
 static int set_value(struct parse *p, const struct key *k, void *base, const char *v)
 {
 	char *field = (char *)base + k->offset;
+	char port[16]; /* a bad port's text, for the message */
 	long long n = 0;
 	int64_t us;
 	char *end;
@@ -216,6 +257,11 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 				    k->name, v);
 		*(size_t *)field = (size_t)n;
 		return 1;
+	case K_DB:
+		if (url_port_check(v, port, sizeof port) != 0)
+			return fail(p, WQ_ECONFIG, "%s: port '%s' is out of range (1..65535)", k->name,
+				    port);
+		/* fall through */
 	case K_STRING:
 		free(*(char **)field);
 		*(char **)field = strdup(v);
@@ -241,6 +287,11 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 		else
 			return fail(p, WQ_ECONFIG, "on_interrupt: '%s' is not hold or retry%s", v, "");
 		return 1;
+	case K_LOG_FORMAT:
+		if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
+			return fail(p, WQ_ECONFIG, "log_format: '%s' is not text or json%s", v, "");
+		*(int *)field = strcmp(v, "json") == 0;
+		return 1;
 	case K_CHANNEL_TYPE:
 		if (strcmp(v, "webhook") == 0)
 			*(enum wq__channel_type *)field = WQ__CHANNEL_WEBHOOK;
@@ -250,14 +301,18 @@ static int set_value(struct parse *p, const struct key *k, void *base, const cha
 			return fail(p, WQ_ECONFIG, "type: '%s' is not webhook or command%s", v, "");
 		return 1;
 	case K_URL: {
-		char shown[INI_LINE_LIMIT + 1];
+		char shown[512];
 		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
-		    !token_ok(v, INI_LINE_LIMIT) || strcmp(v, "http://") == 0 ||
+		    !token_ok(v, URL_MAX) || strcmp(v, "http://") == 0 ||
 		    strcmp(v, "https://") == 0)
 			/* shown without user, password or query: they are credentials */
 			return fail(p, WQ_ECONFIG,
-				    "url: '%s' is not an http:// or https:// URL (no spaces)%s",
+				    "url: '%s' is not an http:// or https:// URL (no spaces, at "
+				    "most 8192 bytes)%s",
 				    wq__url_safe(v, shown, sizeof shown), "");
+		if (url_port_check(v, port, sizeof port) != 0)
+			return fail(p, WQ_ECONFIG, "url: port '%s' is out of range (1..65535)%s",
+				    port, "");
 		free(*(char **)field);
 		*(char **)field = strdup(v);
 		return *(char **)field ? 1 : fail(p, WQ_ENOMEM, "%s%s: out of memory", k->name, "");
@@ -422,32 +477,10 @@ static int is_limits_section(const char *sec)
 	return strcmp(sec, "limits") == 0 || strncmp(sec, "limits.", 7) == 0;
 }
 
-static int on_entry(void *user, const char *section, const char *name, const char *value)
+/* One key of `section` (the value's comment already cut) to the table that section reads. */
+static int section_entry(struct parse *p, const char *section, const char *name,
+			 const char *v)
 {
-	struct parse *p = user;
-	char v[INI_LINE_LIMIT + 1];
-
-	if (p->rc != WQ_OK)
-		return 0;
-	if (strcmp(section, p->section) != 0) {
-		wq__strlcpy(p->section, section, sizeof p->section);
-		p->seen = 0;
-		p->kind = strncmp(section, "kind.", 5) == 0
-				  ? (struct wq__kind_config *)wq__config_kind(p->cfg, section + 5)
-				  : NULL;
-		p->channel = strncmp(section, "channel.", 8) == 0
-				     ? (struct wq__channel_config *)wq__config_channel(p->cfg,
-										       section + 8)
-				     : NULL;
-		p->limit = is_limits_section(section)
-				   ? find_limit(p->cfg, section[6] == '.',
-						section[6] == '.' ? section + 7 : "")
-				   : NULL;
-	}
-	if (!*section)
-		return fail(p, WQ_ECONFIG, "key '%s' outside a section%s", name, "");
-	wq__strlcpy(v, value ? value : "", sizeof v);
-	strip_comment(v);
 	if (p->channel)
 		return channel_entry(p, section, name, v);
 	if (strncmp(section, "source.", 7) == 0) { /* issue 13 */
@@ -468,14 +501,49 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	return apply_key(p, worker_keys, WQ__ARRAY_LEN(worker_keys), p->cfg, section, name, v);
 }
 
+static int on_entry(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *p = user;
+	char *v;
+	int ok;
+
+	if (p->rc != WQ_OK)
+		return 0;
+	if (strcmp(section, p->section) != 0) {
+		wq__strlcpy(p->section, section, sizeof p->section);
+		p->seen = 0;
+		p->kind = strncmp(section, "kind.", 5) == 0
+				  ? (struct wq__kind_config *)wq__config_kind(p->cfg, section + 5)
+				  : NULL;
+		p->channel = strncmp(section, "channel.", 8) == 0
+				     ? (struct wq__channel_config *)wq__config_channel(p->cfg,
+										       section + 8)
+				     : NULL;
+		p->limit = is_limits_section(section)
+				   ? find_limit(p->cfg, section[6] == '.',
+						section[6] == '.' ? section + 7 : "")
+				   : NULL;
+	}
+	if (!*section)
+		return fail(p, WQ_ECONFIG, "key '%s' outside a section%s", name, "");
+	if (!(v = strdup(value ? value : "")))
+		return fail(p, WQ_ENOMEM, "out of memory%s%s", "", "");
+	strip_comment(v);
+	ok = section_entry(p, section, name, v);
+	free(v);
+	return ok;
+}
+
 /* Checks what libinih cannot: line lengths and section names (also of empty sections),
  * and registers the kinds in file order. Returns the failing line, or 0. */
 /* Within a [channel.X] section: a "type = webhook|command" line sets ch->type ahead of
  * the other keys (on_entry checks the value again, on its own line). */
 static void prescan_type(struct wq__channel_config *ch, const char *l, size_t len)
 {
-	char buf[INI_LINE_LIMIT + 1], *c = buf, *v;
+	char buf[256], *c = buf, *v;
 
+	if (len >= sizeof buf) /* not a type line; on_entry reads it */
+		return;
 	memcpy(buf, l, len);
 	buf[len] = '\0';
 	while (*c == ' ' || *c == '\t')
@@ -508,8 +576,9 @@ static int prescan(struct parse *p, const char *text)
 		char sec[160];
 
 		line++;
-		if (len > INI_LINE_LIMIT) {
-			fail(p, WQ_ECONFIG, "line is longer than %s characters%s", "199", "");
+		if (len > WQ__CONFIG_LINE_MAX) {
+			fail(p, WQ_ECONFIG, "line is longer than %s bytes (the limit of a config "
+					    "line)%s", "65536", "");
 			return line;
 		}
 		while (c < l + len && (*c == ' ' || *c == '\t'))
@@ -636,7 +705,7 @@ wq_rc wq_config_parse(const char *text, const char *name, wq_config **out, wq_er
 	set_defaults(p.cfg);
 	line = prescan(&p, text);
 	if (line == 0 && p.rc == WQ_OK)
-		line = ini_parse_string(text, on_entry, &p);
+		line = wq__ini_parse(text, on_entry, &p);
 	if (line != 0 || p.rc != WQ_OK) {
 		char msg[sizeof p.err->message];
 		if (p.rc == WQ_OK) /* a syntax error libinih found on its own */

@@ -145,6 +145,8 @@ struct wq__kind_config {
 	 * for version v; 0: any). */
 	int concurrency;
 	uint64_t payload_versions;
+	size_t keep_stderr;     /* issue 14: bytes of a failed attempt's stderr tail stored
+				 * with the attempt; 0 = none (the default) */
 };
 
 /* [limits] (tenant "" here: every tenant without a section of its own) and
@@ -206,12 +208,40 @@ struct wq_config {
 	/* [source.NAME] (issue 13; intake_config.c), in file order */
 	struct wq__source_config *sources;
 	size_t nsources;
+	int log_json;              /* [worker] log_format = json (issue 14); 0: text */
 };
 
-/* Splits a command line on spaces; "double quotes" group, \" and \\ escape inside
- * quotes. No shell. On success *argv_out is a NULL-terminated array freed with
- * wq__argv_free(). */
+/* worker_log.c (issue 14): one operator line on stderr, "<RFC 3339> wakeq: <level>:
+ * <msg>", or with json a JSON object {ts, level, msg, fields} (fields: the ids msg names). */
+void wq__log_stderr(int json, const char *level, const char *msg);
+
+/* sd_notify.c (issue 14): a systemd notification ("READY=1", "STOPPING=1") to
+ * $NOTIFY_SOCKET; nothing without one. wq__sd_watchdog sends WATCHDOG=1 when
+ * $WATCHDOG_USEC asks for it. */
+void wq__sd_notify(const char *state);
+void wq__sd_watchdog(void);
+
+/* stderr_tail.c (issue 14): the last `keep` bytes of a handler's stderr (err, len) as
+ * text a store column takes: starting at a character boundary, invalid UTF-8 and NUL
+ * bytes as '?'. Malloc'd; NULL when keep or len is 0, or out of memory. */
+char *wq__stderr_tail(const char *err, size_t len, size_t keep);
+
+/* Splits a command line into words as a POSIX shell would (blanks separate; '...',
+ * "..." and \ quote), with no expansion, globbing or operators (argv.c). No shell. On
+ * success *argv_out is a NULL-terminated array freed with wq__argv_free(). */
 wq_rc wq__argv_split(const char *line, char ***argv_out, wq_error *err);
+
+/* config_ini.c: the INI reader of the worker configuration. Calls handler(user, section,
+ * name, value) for each "name = value" (or "name: value") line with name and value
+ * trimmed (value as written: inline comments are the handler's to cut); ";" or "#"
+ * first on a line is a comment. Lines may be up to WQ__CONFIG_LINE_MAX bytes (the
+ * caller refuses longer ones before). Returns 0, or the number of the first line that
+ * is malformed or whose handler returned 0. */
+#define WQ__CONFIG_LINE_MAX 65536
+int wq__ini_parse(const char *text,
+		  int (*handler)(void *user, const char *section, const char *name,
+				 const char *value),
+		  void *user);
 void wq__argv_free(char **argv);
 
 const struct wq__kind_config *wq__config_kind(const wq_config *cfg, const char *name);

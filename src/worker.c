@@ -47,13 +47,10 @@ void wq__worker_log(void *ud, const char *level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (w->log) {
+	if (w->log)
 		w->log(w->log_ud, level, line);
-	} else if (strcmp(level, "info") == 0) {
-		fprintf(stderr, "wakeq: %s\n", line);
-	} else {
-		fprintf(stderr, "wakeq: %s: %s\n", level, line);
-	}
+	else
+		wq__log_stderr(w->cfg->log_json, level, line);
 }
 
 static const char *dur(int64_t us, char *buf, size_t sz)
@@ -176,6 +173,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 		return;
 	schedules_release(w); /* stop producing first */
 	w->phase = WQ__PH_DRAINING;
+	wq__sd_notify("STOPPING=1");
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
 	watch_wakeups(w); /* not running any more: only closes the watch */
@@ -321,6 +319,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	free(j->t.payload);
 	free(j->saved_result);
 	wq__followup_release(j); /* issue 10 */
+	free(j->stderr_tail);
 	free(j);
 }
 
@@ -426,6 +425,12 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		d.o.result_sha256 = sha;
 	}
 
+	/* keep_stderr (issue 14): a failed attempt's stderr tail goes with the attempt */
+	if (j->kind && j->kind->keep_stderr && !r->exec_failed &&
+	    (d.o.kind == WQ__FINISH_FAILED || d.o.kind == WQ__FINISH_RETRY)) {
+		j->stderr_tail = wq__stderr_tail(r->err, r->err_len, j->kind->keep_stderr);
+		d.o.stderr_tail = j->stderr_tail;
+	}
 	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
 	if (r->exec_failed)
 		note[0] = '\0';
@@ -1019,6 +1024,7 @@ static void maintain(struct wq_worker *w, int heartbeat)
 
 static void on_beat(uv_timer_t *t)
 {
+	wq__sd_watchdog(); /* the loop is alive; the store's health is the heartbeat's */
 	maintain(t->data, 1);
 }
 
@@ -1198,6 +1204,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 			uv_signal_start(&w->sigterm, on_signal, SIGTERM);
 			uv_signal_start(&w->sigint, on_signal, SIGINT);
 		}
+		wq__sd_notify("READY=1"); /* registered, recovered, claiming from now on */
 		check_stop(w);
 	}
 	uv_run(&w->loop, UV_RUN_DEFAULT);

@@ -49,6 +49,7 @@ struct wq__job {
 	int queued; /* saved holds an outcome waiting for this loop turn's batch */
 	struct wq__outcome saved;
 	char *saved_result;
+	char *stderr_tail; /* owned: the failed attempt's kept stderr (keep_stderr), or NULL */
 	char saved_reason[WQ_REASON_MAX + 1], saved_detail[WQ_DETAIL_MAX + 1];
 	char saved_sha[WQ_SHA256_HEX];
 	char what[512]; /* the outcome in words, for the log */

@@ -227,6 +227,10 @@ wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_
  * acknowledgement queued, or counts the handout. One call, nothing else to know. */
 wq_rc wq__intake_finished(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
 
+/* op_stderr.c (issue 14): within finish(), stores o->stderr_tail with the attempt. */
+wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
+			     wq_error *err);
+
 /* The operations (the methods of store.h), defined in the op_*.c files as wq__op_NAME and
  * gathered into the method tables in op_store.c. */
 #define WQ__OPS(X)                                                                         \
@@ -251,7 +255,9 @@ wq_rc wq__intake_finished(struct wq__store *s, const struct wq__outcome *o, wq_e
 	X(family)                                                                           \
 	/* intake (issue 13) */                                                            \
 	X(intake_known) X(intake_retire) X(intake_record) X(intake_ack_claim)                \
-	X(intake_ack_finish) X(intake_list) X(intake_acks_waiting)
+	X(intake_ack_finish) X(intake_list) X(intake_acks_waiting)                            \
+	/* kept stderr (issue 14) */                                                        \
+	X(attempt_stderr)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

@@ -472,6 +472,8 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 		return finish_stale(s, o, err);
 	rc = attempt_finish(s, o->task_id, o->attempt, o->now, wq__finish_text(o->kind),
 			    o->reason, o->exit_status, err);
+	if (!rc && o->stderr_tail) /* keep_stderr (issue 14) */
+		rc = wq__attempt_stderr_set(s, o, err);
 	if (rc)
 		return rc;
 	rc = finish_event(s, o, oe->name, in->kind != o->kind ? wq__finish_text(in->kind) : NULL,

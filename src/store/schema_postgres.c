@@ -262,7 +262,10 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "  UNIQUE (source, key)\n"
 	 ");\n"
 	 "CREATE INDEX intake_task ON intake (task_id);\n"
-	 "CREATE INDEX intake_ack ON intake (state, ack_next_at, id);\n"},
+	 "CREATE INDEX intake_ack ON intake (state, ack_next_at, id);\n"
+	 /* A failed attempt's stderr tail, for kinds with keep_stderr (op_stderr.c). */
+	 "-- kept stderr (issue 14)\n"
+	 "ALTER TABLE attempts ADD COLUMN stderr_tail text;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

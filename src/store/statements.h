@@ -477,7 +477,12 @@
 	  "BY i.id")                                                                        \
 	/* acknowledgements queued or in flight ($1: a source, '' any) */                   \
 	X(SQL_INTAKE_ACKS_WAITING, "SELECT count(*) FROM intake WHERE ($1 = '' OR source "  \
-	  "= $1) AND state IN ('handled', 'giving-up')")
+	  "= $1) AND state IN ('handled', 'giving-up')")                                 \
+	/* ---- kept stderr (issue 14; op_stderr.c) ---- */                                 \
+	X(SQL_ATTEMPT_STDERR_SET, "UPDATE attempts SET stderr_tail = $3 WHERE task_id = $1 " \
+	  "AND attempt = $2")                                                               \
+	X(SQL_ATTEMPT_STDERR_GET, "SELECT stderr_tail FROM attempts WHERE task_id = $1 AND " \
+	  "attempt = $2 AND stderr_tail IS NOT NULL")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

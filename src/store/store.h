@@ -224,6 +224,9 @@ struct wq__outcome {
 	const char *followups;
 	const char *followups_error;
 	const struct wq__followup_limits *followup_limits; /* NULL: none */
+	/* Issue 14: a failed attempt's stderr tail (the kind's keep_stderr), stored with the
+	 * attempt in finish()'s transaction; NULL: none. */
+	const char *stderr_tail;
 };
 
 /* The [limits] on a task's follow-ups (issue 10); -1 / 0: no limit. */
@@ -628,6 +631,11 @@ struct wq__store_methods {
 	/* Acknowledgements queued or in flight (source "": all). */
 	wq_rc (*intake_acks_waiting)(struct wq__store *s, const char *source, int64_t *count,
 				     wq_error *err);
+	/* --- kept stderr (issue 14; op_stderr.c) ---
+	 * The stderr tail stored with attempt `attempt` of task_id (malloc'd *out).
+	 * WQ_ENOTFOUND when the attempt has none. */
+	wq_rc (*attempt_stderr)(struct wq__store *s, int64_t task_id, int attempt, char **out,
+				wq_error *err);
 };
 
 /* The backends compiled in. */

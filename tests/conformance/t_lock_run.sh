@@ -7,7 +7,7 @@ wq init >/dev/null
 export WQ
 cat >"$T/cmd.sh" <<'EOF'
 # the lease's expiry now, as the store lists it
-expiry() { "$WQ" lock list --json | python3 -c 'import json,sys; print([l["expires_at"] for l in json.load(sys.stdin)["locks"] if l["key"]=="turn:1"][0])'; }
+expiry() { "$WQ" lock list --json | python3 -c 'import json,sys; print([l["expires_at"] for l in json.load(sys.stdin) if l["key"]=="turn:1"][0])'; }
 first=$(expiry)
 i=0
 while [ $i -lt 200 ]; do

@@ -18,7 +18,7 @@ command = sh $HANDLERS/handler.sh block
 EOF
 
 # instance_of NAME: the instance id worker NAME logged at start
-instance_of() { sed -n 's/^wakeq: instance \([^ ]*\) started (pid.*/\1/p' "$T/$1.log" | tail -n 1; }
+instance_of() { sed -n 's/^.* wakeq: info: instance \([^ ]*\) started (pid.*/\1/p' "$T/$1.log" | tail -n 1; }
 # beats ID: how many heartbeat intervals after its start the instance last heartbeated
 beats() {
 	case "$BACKEND" in

@@ -74,7 +74,7 @@ wait_until 30 state_is "$held" succeeded
 # checked as well while the lease is surely still running (a slow build may get there
 # only after the expiry: then the start time alone tells).
 expect_exit 0 wq lock acquire chat:y --holder crashed --ttl 3s
-exp=$(wq lock list --json | python3 -c 'import json,sys; print([l["expires_at"] for l in json.load(sys.stdin)["locks"] if l["key"]=="chat:y"][0])')
+exp=$(wq lock list --json | python3 -c 'import json,sys; print([l["expires_at"] for l in json.load(sys.stdin) if l["key"]=="chat:y"][0])')
 held=$(wq enqueue turn --lock chat:y --payload '{"key":"chat:y"}')
 free=$(wq enqueue free)
 wait_until 30 state_is "$free" succeeded

@@ -107,14 +107,71 @@ static void kind_without_command_parses(void **state)
 	wq_config_free(c);
 }
 
-static void long_line_is_refused_not_split(void **state)
+/* Issue 14: lines beyond libinih's 200 bytes are read whole (a long webhook URL, a long
+ * command); beyond WQ__CONFIG_LINE_MAX a line is refused naming it, never split. */
+static void long_lines(void **state)
 {
-	char text[400];
+	static char text[WQ__CONFIG_LINE_MAX + 200];
+	const struct wq__channel_config *ch;
+	wq_config *c;
+	size_t n;
 	(void)state;
 	strcpy(text, "[kind.a]\ncommand = /bin/echo ");
-	memset(text + strlen(text), 'x', 250);
-	strcpy(text + strlen(text) - 0, "\n");
-	expect_error(text, "t.ini:2: line is longer than 199 characters");
+	n = strlen(text);
+	memset(text + n, 'x', 5000);
+	strcpy(text + n + 5000, " end\n[channel.h]\ntype = webhook\nurl = http://h/");
+	n = strlen(text);
+	memset(text + n, 'u', 6000);
+	strcpy(text + n + 6000, "\n");
+	c = parse_ok(text);
+	assert_int_equal(strlen(wq__config_kind(c, "a")->argv[1]), 5000);
+	assert_string_equal(wq__config_kind(c, "a")->argv[2], "end");
+	ch = wq__config_channel(c, "h");
+	assert_int_equal(strlen(ch->url), strlen("http://h/") + 6000);
+	wq_config_free(c);
+	strcpy(text, "[kind.a]\ncommand = /bin/echo ");
+	n = strlen(text);
+	memset(text + n, 'x', WQ__CONFIG_LINE_MAX);
+	strcpy(text + n + WQ__CONFIG_LINE_MAX, "\n");
+	expect_error(text, "t.ini:2: line is longer than 65536 bytes");
+}
+
+/* Issue 14: a port out of range in a URL is refused naming the key. */
+static void ports(void **state)
+{
+	wq_config *c;
+	(void)state;
+	expect_error("[worker]\ndb = postgres://u:p@h:70000/db\n", "t.ini:2: db: port '70000' is out of range");
+	expect_error("[worker]\ndb = postgres://h:0/db\n", "db: port '0'");
+	expect_error("[worker]\ndb = postgres://h:12a/db\n", "db: port '12a'");
+	expect_error("[channel.h]\ntype = webhook\nurl = http://h:65536/x\n",
+		     "t.ini:3: url: port '65536' is out of range");
+	c = parse_ok("[worker]\ndb = postgres://u:p@[::1]:5432/db\n"
+		     "[channel.h]\ntype = webhook\nurl = https://h:65535/x?a=b:c\n");
+	wq_config_free(c);
+	c = parse_ok("[worker]\ndb = /var/lib/wakeq/x:1.db\n");
+	wq_config_free(c);
+}
+
+/* Issue 14: `command =` is split as a shell splits words; an inline comment starts at
+ * " #" or " ;" outside quotes only. */
+static void command_quoting(void **state)
+{
+	wq_config *c = parse_ok("[kind.a]\n"
+				"command = sh -c 'echo a ; b # c' \"x #y\" z\\ w  # comment\n"
+				"[kind.b]\n"
+				"command = /bin/b ; comment\n");
+	char **a = wq__config_kind(c, "a")->argv;
+	(void)state;
+	assert_string_equal(a[0], "sh");
+	assert_string_equal(a[1], "-c");
+	assert_string_equal(a[2], "echo a ; b # c");
+	assert_string_equal(a[3], "x #y");
+	assert_string_equal(a[4], "z w");
+	assert_null(a[5]);
+	assert_null(wq__config_kind(c, "b")->argv[1]);
+	wq_config_free(c);
+	expect_error("[kind.a]\ncommand = sh -c 'oops\n", "t.ini:2: command: unterminated single quote");
 }
 
 static void load_missing_file(void **state)
@@ -308,7 +365,8 @@ int main(void)
 		cmocka_unit_test(full_example),	   cmocka_unit_test(defaults),
 		cmocka_unit_test(errors_name_the_line),
 		cmocka_unit_test(kind_without_command_parses),
-		cmocka_unit_test(long_line_is_refused_not_split),
+		cmocka_unit_test(long_lines), cmocka_unit_test(ports),
+		cmocka_unit_test(command_quoting),
 		cmocka_unit_test(load_missing_file), cmocka_unit_test(argv_split),
 		cmocka_unit_test(channels),	   cmocka_unit_test(channel_errors),
 		cmocka_unit_test(urls_are_redacted),
