@@ -224,7 +224,9 @@ wq_rc wq__limit_check(struct wq__store *s, const struct wq__new_task *t, wq_erro
 	X(schedule_fire)                                                                    \
 	/* turn locks, paused kinds (issue 10) */                                            \
 	X(lock_acquire) X(lock_renew) X(lock_release) X(lock_list) X(kind_pause)              \
-	X(kinds_paused)
+	X(kinds_paused)                                                                     \
+	/* batch enqueue (issue 11) */                                                      \
+	X(enqueue_many)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)
