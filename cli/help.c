@@ -46,7 +46,12 @@ static const struct help helps[] = {
 	  {"--notify CHANNEL", "inbox:RECIPIENT, webhook:NAME or command:NAME (repeatable)"},
 	  {"--lock KEY", "a turn lock: at most one task of KEY runs at a time"},
 	  {"--config FILE", "the worker config whose [limits] apply (or $WAKEQ_CONFIG)"},
-	  {"--json", "print {id, replayed, ...} as JSON"}},
+	  {"--json", "print {id, replayed, ...} as JSON"},
+	  {"--batch FILE|-", "instead of KIND: one JSON object per line with the fields\n"
+			     "kind, payload, key, tenant, scope, priority, in, at,\n"
+			     "max_attempts, payload_version, notify, lock; one transaction;\n"
+			     "prints 'LINE ID accepted|replayed' or 'LINE - conflict: ...'\n"
+			     "per line (--json: an array); a bad line: exit 2, nothing written"}},
 	 "wakeq enqueue send-invoice --key inv-42 --payload '{\"invoice\":42}'",
 	 EXIT_STD ", 3 the key exists with other input"},
 	{"list",
