@@ -30,9 +30,10 @@ static int enqueue_loop(wq_db *db, const struct bench_opts *o, const char *kind,
 	return 0;
 }
 
-int bench_w1(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
+/* W1 and W1b: one connection, N tasks of kind, one by one or in batches. */
+static int one_connection(const struct bench_opts *o, struct bench_result *r, const char *kind,
+			  int batched, bench_emit_fn emit, void *ctx)
 {
-	struct bench_result r = {.workload = "W1", .n = o->n, .concurrency = 1};
 	wq_db *db = NULL;
 	double t0;
 	int ex;
@@ -40,10 +41,17 @@ int bench_w1(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
 	if ((ex = cli_open_url(o->url, WQ_OPEN_MIGRATE, &db)))
 		return ex;
 	t0 = bench_clock();
-	ex = enqueue_loop(db, o, "bench-w1", o->n, 1);
-	r.seconds = bench_clock() - t0;
+	ex = batched ? bench_fill(db, o, kind, o->n) : enqueue_loop(db, o, kind, o->n, 1);
+	r->seconds = bench_clock() - t0;
 	wq_db_close(db);
-	return ex ? ex : emit(ctx, &r);
+	return ex ? ex : emit(ctx, r);
+}
+
+int bench_w1(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
+{
+	struct bench_result r = {.workload = "W1", .n = o->n, .concurrency = 1};
+
+	return one_connection(o, &r, "bench-w1", 0, emit, ctx);
 }
 
 /* ---- W1c ---- */
@@ -198,15 +206,6 @@ int bench_w1b(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
 {
 	struct bench_result r = {.workload = "W1b", .n = o->n, .concurrency = 1,
 				 .batch = o->batch};
-	wq_db *db = NULL;
-	double t0;
-	int ex;
 
-	if ((ex = cli_open_url(o->url, WQ_OPEN_MIGRATE, &db)))
-		return ex;
-	t0 = bench_clock();
-	ex = bench_fill(db, o, "bench-w1b", o->n);
-	r.seconds = bench_clock() - t0;
-	wq_db_close(db);
-	return ex ? ex : emit(ctx, &r);
+	return one_connection(o, &r, "bench-w1b", 1, emit, ctx);
 }

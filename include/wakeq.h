@@ -812,8 +812,10 @@ wq_rc wq_job_set_result(wq_job *job, const void *bytes, size_t len, wq_error *er
  *    *err counts them and names the first): the others ARE enqueued;
  *  - anything else: nothing was written. Every item is validated before the store is
  *    touched; an invalid one (bad JSON, kind, key, …) rejects the whole batch with its
- *    code and a message starting "item I: " (its item_errs[I] gets the same). A limit
- *    reached by one item (WQ_ELIMIT) or a store failure also rolls the whole batch back.
+ *    code and a message starting "item I: ". A limit reached by one item (WQ_ELIMIT) or
+ *    a store failure also rolls the whole batch back, naming the item the same way.
+ *    The failing item's item_errs[I] holds the code and why (so a caller can map I back
+ *    to its input, as `enqueue --batch` does to a line number).
  *  - WQ_EUNKNOWN: the commit's answer was lost (PostgreSQL): the whole batch is or is not
  *    committed; repeating a batch whose items have keys is safe (they replay).
  */

@@ -703,8 +703,12 @@ static wq_rc enqueue_item(struct wq__store *s, const struct wq__new_task *t, siz
 			*item_err = e;
 		return WQ_OK;
 	}
-	if (rc)
+	if (rc) { /* the batch fails; the item's slot says why */
+		if (item_err)
+			*item_err = e;
+		*item_rc = rc;
 		return wq__err(err, rc, "item %zu: %s", i, e.message);
+	}
 	*item_rc = WQ_OK;
 	*row = q.row;
 	if (!q.row.replayed && t->due_at <= t->now)

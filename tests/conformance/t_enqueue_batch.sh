@@ -57,3 +57,16 @@ expect_exit 2 wq enqueue --batch "$T/bad3.jsonl"
 grep -q "unknown field colour" "$T/last.err" || fail "an unknown field is named: $(cat "$T/last.err")"
 expect_eq "$(count)" 4 "rejected batches wrote nothing"
 expect_exit 2 wq enqueue --batch "$T/missing.jsonl"
+
+# a [limits] reached by one line rolls the whole batch back: exit 5 naming that line
+config "$T/w.ini" <<CFG
+[kind.mail]
+command = /bin/true
+[limits.capped]
+max_active = 2
+CFG
+printf '%s\n' '{"kind":"mail","tenant":"capped"}' '{"kind":"mail","tenant":"capped"}' \
+	'{"kind":"mail","tenant":"capped"}' >"$T/limit.jsonl"
+expect_exit 5 wq enqueue --batch "$T/limit.jsonl" --config "$T/w.ini"
+grep -q "line 3" "$T/last.err" || fail "the limit names line 3: $(cat "$T/last.err")"
+expect_eq "$(count)" 4 "a batch over the limit wrote nothing"
