@@ -157,6 +157,8 @@ int cmd_prune(struct cli *cli, int argc, char **argv);
 int cmd_doctor(struct cli *cli, int argc, char **argv);
 /* cmd_bench.c */
 int cmd_bench(struct cli *cli, int argc, char **argv);
+/* cmd_enqueue_batch.c (issue 11): `enqueue --batch FILE` (cmd_enqueue hands it over) */
+int cmd_enqueue_batch(struct cli *cli, int argc, char **argv);
 /* cmd_retry.c (issue 14): retry, resolve, and cancel's bulk form (else cmd_cancel) */
 int cmd_retry(struct cli *cli, int argc, char **argv);
 int cmd_cancel_ops(struct cli *cli, int argc, char **argv);

@@ -261,6 +261,9 @@ int cmd_enqueue(struct cli *cli, int argc, char **argv)
 	int npos, ex;
 	wq_rc rc;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) /* issue 11 */
+		if (strcmp(argv[i], "--batch") == 0 || strncmp(argv[i], "--batch=", 8) == 0)
+			return cmd_enqueue_batch(cli, argc, argv);
 	if ((ex = cli_parse(cli, argc, argv, opts, pos, 1, &npos)) ||
 	    (ex = cli_want_args("enqueue", npos, 1, "KIND")) ||
 	    (ex = enqueue_opts(pos[0], &a, &o)) || (ex = load_payload(a.payload, &pl)) ||

@@ -33,7 +33,12 @@ static const struct help helps[] = {
 	  {"--config FILE", "the worker config (or $WAKEQ_CONFIG): its [limits] and\n"
 			    "payload_versions apply, and a kind or webhook:/command:\n"
 			    "channel it does not define is refused (exit 2)"},
-	  {"--json", "print {id, replayed, ...} as JSON"}},
+	  {"--json", "print {id, replayed, ...} as JSON"},
+	  {"--batch FILE|-", "instead of KIND: one JSON object per line with the fields\n"
+			     "kind, payload, key, tenant, scope, priority, in, at,\n"
+			     "max_attempts, payload_version, notify, lock; one transaction;\n"
+			     "prints 'LINE ID accepted|replayed' or 'LINE - conflict: ...'\n"
+			     "per line (--json: an array); a bad line: exit 2, nothing written"}},
 	 "wakeq enqueue send-invoice --key inv-42 --payload '{\"invoice\":42}'",
 	 EXIT_STD " (also an undefined kind or channel), 3 the key exists with other input"},
 	{"list",
@@ -179,13 +184,26 @@ static const struct help helps[] = {
 	 "the registered worker instances: host, pid, start, last heartbeat, running tasks",
 	 {{"--json", "an array of {id, host, pid, started_at, heartbeat_at, running}"}},
 	 "wakeq workers", EXIT_STD},
-	{"bench", "bench [--tasks N] [--concurrency C] [--handler CMD] [--json]",
-	 "throughput on a throwaway store (or --db): enqueue, then claim+run until idle",
-	 {{"--tasks N", "how many tasks"},
-	  {"--concurrency C", "the worker's concurrency"},
-	  {"--handler CMD", "the handler command (default: /bin/true)"},
-	  {"--json", "the figures as JSON"}},
-	 "wakeq bench --tasks 10000 --concurrency 8", EXIT_STD},
+	{"bench",
+	 "bench [--workload W[,W...]] [--tasks N] [--concurrency C] [--processes] [--batch B]\n"
+	 "      [--rows R[,R...]] [--handler CMD] [--poll DURATION] [--pause DURATION] [--json]",
+	 "pgbench-like workloads on a throwaway SQLite store (or --db): one line per result,\n"
+	 "e.g. workload=W2 backend=sqlite synchronous=full handler=in-process n=2000 ...\n"
+	 "tasks_per_s=...; a table at the end on a terminal (bench/README.md)",
+	 {{"--workload W", "W1 single enqueues, W1c concurrent enqueuers, W1b batches,\n"
+			   "W2 drain in-process no-op (default), W2c drain with a command,\n"
+			   "W3 enqueue-to-start latency across processes, W5 claim cost by\n"
+			   "finished rows; a comma list runs several"},
+	  {"--tasks N", "tasks per result (W3: samples; default 2000)"},
+	  {"--concurrency C", "W1c: enqueuers; W2, W2c, W5: the worker's (default 8)"},
+	  {"--processes", "W1c: enqueuers are processes, not threads"},
+	  {"--batch B", "items per wq_enqueue_many (W1b and the untimed fills; 1000)"},
+	  {"--rows R,...", "W5: finished rows before each measurement (10000,100000)"},
+	  {"--handler CMD", "W2c's command (default: /bin/true)"},
+	  {"--poll DURATION", "the worker's poll_interval (default: the worker's)"},
+	  {"--pause DURATION", "W3: pause between samples, uniform up to it (10ms)"},
+	  {"--json", "one JSON object per result line"}},
+	 "wakeq bench --workload W1,W1b,W2 --tasks 10000", EXIT_STD},
 	{"schedule",
 	 "schedule add NAME (--cron \"EXPR\" [--tz ZONE] | --every DUR) KIND [--payload JSON]\n"
 	 "         [--tenant T] [--scope S] [--notify CH]... [--overlap skip|allow]\n"

@@ -867,6 +867,36 @@ wq_rc wq_config_check_names(const wq_config *cfg, const char *kind,
 /* The stderr tail a failed attempt kept (its kind's keep_stderr): valid UTF-8 text,
  * *out freed with wq_free(). Untrusted handler output. WQ_ENOTFOUND when it kept none. */
 wq_rc wq_attempt_stderr(wq_db *db, int64_t task_id, int attempt, char **out, wq_error *err);
+/* ------------------------------------------ batch enqueue (issue 11) ---- */
+
+#define WQ_ENQUEUE_MANY_MAX 100000 /* items of one wq_enqueue_many call */
+
+/*
+ * Enqueues items[0..n-1] in ONE write transaction (one commit, one fsync), in order. Each
+ * item has exactly wq_enqueue's semantics, including its operation key: a replay
+ * returns the existing task (out[i].replayed = 1), and an item whose identity exists
+ * with another fingerprint is a conflict OF THAT ITEM: it creates nothing, its
+ * `conflict` event is recorded, and the other items are still enqueued. A later item
+ * sees the earlier ones (the same key twice in a batch replays, or conflicts).
+ *
+ * out (n entries) receives each item's answer; item_errs (NULL, or n entries) each
+ * item's code and message: WQ_OK (accepted or replayed) or WQ_ECONFLICT.
+ *
+ * Returns:
+ *  - WQ_OK: committed, every item accepted or replayed;
+ *  - WQ_ECONFLICT: committed, and at least one item conflicted (see item_errs[i].code;
+ *    *err counts them and names the first): the others ARE enqueued;
+ *  - anything else: nothing was written. Every item is validated before the store is
+ *    touched; an invalid one (bad JSON, kind, key, …) rejects the whole batch with its
+ *    code and a message starting "item I: ". A limit reached by one item (WQ_ELIMIT) or
+ *    a store failure also rolls the whole batch back, naming the item the same way.
+ *    The failing item's item_errs[I] holds the code and why (so a caller can map I back
+ *    to its input, as `enqueue --batch` does to a line number).
+ *  - WQ_EUNKNOWN: the commit's answer was lost (PostgreSQL): the whole batch is or is not
+ *    committed; repeating a batch whose items have keys is safe (they replay).
+ */
+wq_rc wq_enqueue_many(wq_db *db, const wq_enqueue_opts *items, size_t n, wq_enqueued *out,
+		      wq_error *item_errs, wq_error *err);
 
 #ifdef __cplusplus
 }

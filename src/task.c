@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "policy.h"
 #include "store/evidence.h"
+#include "enqueue.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -151,19 +152,16 @@ static void enqueue_limits(const wq_enqueue_opts *o, struct wq__new_task *t, cha
 	t->limit_section = sec;
 }
 
-wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error *err)
+/* Everything wq_enqueue checks and derives before the store is touched (enqueue.h). */
+wq_rc wq__enqueue_prepare(const wq_enqueue_opts *o, struct wq__enqueue_prep *p, wq_error *err)
 {
-	const char *payload = o && o->payload ? o->payload : "{}";
-	size_t len = o && o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
-	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], fp_legacy[WQ_SHA256_HEX], op[3 + 32 + 1] = "op_";
-	char *notify = NULL, limit_section[WQ_NAME_MAX + 8];
-	struct wq__new_task t;
-	struct wq__enqueued_row row;
-	int version, have_legacy = 0;
+	const char *payload = o->payload ? o->payload : "{}";
+	size_t len = o->payload ? (o->payload_len ? o->payload_len : strlen(payload)) : 2;
+	struct wq__new_task *t = &p->t;
+	int version;
 	wq_rc rc;
 
-	if (!db || !o)
-		return wq__err(err, WQ_EINVAL, "wq_enqueue needs a store and options");
+	memset(p, 0, sizeof *p);
 	if ((rc = check_enqueue(o, len, err)) != WQ_OK)
 		return rc;
 	if (o->key && (rc = check_key(o->key, err)) != WQ_OK)
@@ -176,51 +174,67 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 				     o->scope ? o->scope : "", version, len, err)) != WQ_OK)
 		return rc;
 	/* also the JSON validation, with the error's position */
-	if ((rc = wq__fingerprint(payload, len, version, fp, err)) != WQ_OK)
+	if ((rc = wq__fingerprint(payload, len, version, p->fp, err)) != WQ_OK)
 		return rc;
 	/* Operations recorded by 0.1.0 hold the legacy fingerprint: a replay of one must still
 	 * be recognised. Inputs 0.1.0 refused have none (and cannot match a stored one). */
-	if (o->key && wq__fingerprint_legacy(payload, len, version, fp_legacy, NULL) == WQ_OK)
-		have_legacy = 1;
-	if ((rc = notify_json(o, &notify, err)) != WQ_OK)
+	if (o->key && wq__fingerprint_legacy(payload, len, version, p->fp_legacy, NULL) == WQ_OK)
+		t->fingerprint_legacy = p->fp_legacy;
+	if ((rc = notify_json(o, &p->notify, err)) != WQ_OK)
 		return rc;
 
-	wq__sha256_hex(payload, len, sha);
-	wq__random_hex(op + 3, 16);
-	memset(&t, 0, sizeof t);
-	t.kind = o->kind;
-	t.tenant = o->tenant ? o->tenant : "";
-	t.scope = o->scope ? o->scope : "";
-	t.operation = o->key ? o->key : op;
-	t.key = o->key;
-	t.fingerprint = fp;
-	t.fingerprint_legacy = have_legacy ? fp_legacy : NULL;
-	t.notify = notify;
-	t.payload = payload;
-	t.payload_len = len;
-	t.payload_version = version;
-	t.payload_sha256 = sha;
-	t.priority = o->priority;
-	t.now = wq_now();
-	t.due_at = o->due_at ? o->due_at : t.now;
-	t.order_at = t.due_at - (int64_t)o->priority * WQ__PRIORITY_STEP_US;
-	t.max_attempts = o->max_attempts ? o->max_attempts : 3;
-	t.lock = o->lock;
-	enqueue_limits(o, &t, limit_section, sizeof limit_section);
-
-	memset(&row, 0, sizeof row);
-	rc = WQ__STORE(db, enqueue, &t, &row, err);
-	free(notify);
-	if (rc != WQ_OK)
-		return rc;
-	if (out) {
-		out->id = row.id;
-		wq__strlcpy(out->operation, t.operation, sizeof out->operation);
-		wq__strlcpy(out->fingerprint, row.fingerprint, sizeof out->fingerprint);
-		out->state = row.state;
-		out->replayed = row.replayed;
-	}
+	wq__sha256_hex(payload, len, p->sha);
+	memcpy(p->op, "op_", 3);
+	wq__random_hex(p->op + 3, 16);
+	t->kind = o->kind;
+	t->tenant = o->tenant ? o->tenant : "";
+	t->scope = o->scope ? o->scope : "";
+	t->operation = o->key ? o->key : p->op;
+	t->key = o->key;
+	t->fingerprint = p->fp;
+	t->notify = p->notify;
+	t->payload = payload;
+	t->payload_len = len;
+	t->payload_version = version;
+	t->payload_sha256 = p->sha;
+	t->priority = o->priority;
+	t->now = wq_now();
+	t->due_at = o->due_at ? o->due_at : t->now;
+	t->order_at = t->due_at - (int64_t)o->priority * WQ__PRIORITY_STEP_US;
+	t->max_attempts = o->max_attempts ? o->max_attempts : 3;
+	t->lock = o->lock;
+	enqueue_limits(o, t, p->limit_section, sizeof p->limit_section);
 	return WQ_OK;
+}
+
+void wq__enqueued_fill(wq_enqueued *out, const struct wq__new_task *t,
+		       const struct wq__enqueued_row *row)
+{
+	out->id = row->id;
+	wq__strlcpy(out->operation, t->operation, sizeof out->operation);
+	wq__strlcpy(out->fingerprint, row->fingerprint, sizeof out->fingerprint);
+	out->state = row->state;
+	out->replayed = row->replayed;
+}
+
+wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error *err)
+{
+	struct wq__enqueue_prep p;
+	struct wq__enqueued_row row;
+	wq_rc rc;
+
+	if (!db || !o)
+		return wq__err(err, WQ_EINVAL, "wq_enqueue needs a store and options");
+	if ((rc = wq__enqueue_prepare(o, &p, err)) != WQ_OK) {
+		free(p.notify);
+		return rc;
+	}
+	memset(&row, 0, sizeof row);
+	rc = WQ__STORE(db, enqueue, &p.t, &row, err);
+	free(p.notify);
+	if (rc == WQ_OK && out)
+		wq__enqueued_fill(out, &p.t, &row);
+	return rc;
 }
 
 static wq_rc check_id(int64_t id, wq_error *err)

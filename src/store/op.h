@@ -257,7 +257,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	X(intake_known) X(intake_retire) X(intake_record) X(intake_ack_claim)                \
 	X(intake_ack_finish) X(intake_list) X(intake_acks_waiting)                            \
 	/* kept stderr (issue 14) */                                                        \
-	X(attempt_stderr)
+	X(attempt_stderr)                                                                   \
+	/* batch enqueue (issue 11) */                                                      \
+	X(enqueue_many)
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

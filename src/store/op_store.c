@@ -4,6 +4,9 @@
  * the core (db.c) picks by URL. One table per driver, the same operations in each.
  */
 #include "op.h"
+#ifdef WQ_HAVE_POSTGRES
+#include "lazy_pq.h"
+#endif
 
 #include <errno.h>
 #include <stdlib.h>
@@ -218,8 +221,12 @@ const struct wq__store_methods wq__sqlite_methods =
 static wq_rc open_postgres(const char *url, unsigned flags, struct wq__store **out,
 			   wq_error *err)
 {
+	char msg[512];
+
 	if (!url || !*url)
 		return wq__err(err, WQ_EINVAL, "no database URL given");
+	if (wq__lazy_pq_load(msg, sizeof msg)) /* libpq is loaded on first use (issue 11) */
+		return wq__err(err, WQ_ESTORE, "%s", msg);
 	return store_open(&wq__postgres_driver, url, flags, out, err);
 }
 

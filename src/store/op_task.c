@@ -49,6 +49,7 @@ struct enq {
 	int64_t task_id;
 	wq_state state;
 	struct wq__enqueued_row row;
+	int batched; /* enqueue_many: one wake-up for the batch, not one per task */
 };
 
 static const struct wq__col op_cols[] = { /* SQL_OP_GET */
@@ -172,7 +173,7 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 	if (!rc && t->lock)
 		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
 			     "set lock key", err);
-	if (!rc && t->due_at <= t->now)
+	if (!rc && t->due_at <= t->now && !q->batched)
 		rc = wq__notify(s, err);
 	q->row.id = q->id;
 	q->row.state = WQ_STATE_PENDING;
@@ -194,12 +195,9 @@ wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 	return rc;
 }
 
-wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
-		     struct wq__enqueued_row *out, wq_error *err)
+/* The store's own checks of a task the core validated (enqueue, enqueue_many). */
+static wq_rc enqueue_check(const struct wq__new_task *t, wq_error *err)
 {
-	struct enq q;
-	char *payload;
-	size_t len;
 	wq_rc rc;
 
 	if (!t->kind || !t->operation || !t->payload_sha256 || !t->fingerprint)
@@ -210,6 +208,19 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	    (rc = wq__check_utf8("scope", t->scope, err)) ||
 	    (rc = wq__check_utf8("operation key", t->operation, err)) ||
 	    (rc = wq__check_utf8("notify channels", t->notify, err)))
+		return rc;
+	return WQ_OK;
+}
+
+wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
+		     struct wq__enqueued_row *out, wq_error *err)
+{
+	struct enq q;
+	char *payload;
+	size_t len;
+	wq_rc rc;
+
+	if ((rc = enqueue_check(t, err)))
 		return rc;
 	/* The payload is text in the store: NUL-terminated here, whatever the caller had. */
 	len = t->payload ? t->payload_len : 0; /* valid JSON: no NUL inside */
@@ -661,4 +672,71 @@ wq_rc wq__op_operation_find(struct wq__store *s, const char *tenant, const char 
 			       key, wq__nz(tenant), wq__nz(scope), f.kinds, f.id);
 	*task_id = f.id;
 	return WQ_OK;
+}
+
+/* ---- batch enqueue (issue 11) ---- */
+
+/* Item i within the batch's transaction. An operation conflict is the item's answer
+ * (enqueue_existing found the identity: nothing was written but its event, which stays);
+ * anything else fails the batch. */
+static wq_rc enqueue_item(struct wq__store *s, const struct wq__new_task *t, size_t i,
+			  struct wq__enqueued_row *row, wq_rc *item_rc, wq_error *item_err,
+			  int *wake, wq_error *err)
+{
+	struct enq q;
+	wq_error e = {0, ""};
+	char *payload;
+	wq_rc rc;
+
+	if (!(payload = strndup(t->payload ? t->payload : "", t->payload ? t->payload_len : 0)))
+		return wq__err(err, WQ_ENOMEM, "out of memory (payload of item %zu)", i);
+	memset(&q, 0, sizeof(q));
+	q.t = t;
+	q.payload = payload;
+	q.batched = 1;
+	rc = enqueue_body(s, &q, &e);
+	free(payload);
+	s->keep = 0; /* the batch's own commit decides */
+	if (rc == WQ_ECONFLICT && q.found) {
+		*item_rc = WQ_ECONFLICT;
+		if (item_err)
+			*item_err = e;
+		return WQ_OK;
+	}
+	if (rc) { /* the batch fails; the item's slot says why */
+		if (item_err)
+			*item_err = e;
+		*item_rc = rc;
+		return wq__err(err, rc, "item %zu: %s", i, e.message);
+	}
+	*item_rc = WQ_OK;
+	*row = q.row;
+	if (!q.row.replayed && t->due_at <= t->now)
+		*wake = 1;
+	return WQ_OK;
+}
+
+wq_rc wq__op_enqueue_many(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
+			  struct wq__enqueued_row *rows, wq_rc *item_rc, wq_error *item_errs,
+			  wq_error *err)
+{
+	int wake = 0;
+	size_t i;
+	wq_rc rc;
+
+	for (i = 0; i < n; i++) {
+		wq_error e = {0, ""};
+		if ((rc = enqueue_check(t[i], &e)) != WQ_OK)
+			return wq__err(err, rc, "item %zu: %s", i, e.message);
+	}
+	if ((rc = wq__begin(s, 1, err)))
+		return rc;
+	for (i = 0; i < n && !rc; i++) {
+		memset(&rows[i], 0, sizeof(rows[i]));
+		rc = enqueue_item(s, t[i], i, &rows[i], &item_rc[i],
+				  item_errs ? &item_errs[i] : NULL, &wake, err);
+	}
+	if (!rc && wake)
+		rc = wq__notify(s, err);
+	return wq__end(s, rc, err);
 }

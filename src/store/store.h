@@ -636,6 +636,18 @@ struct wq__store_methods {
 	 * WQ_ENOTFOUND when the attempt has none. */
 	wq_rc (*attempt_stderr)(struct wq__store *s, int64_t task_id, int attempt, char **out,
 				wq_error *err);
+	/* --- batch enqueue (issue 11; op_task.c) ---
+	 * The n tasks (validated by the core) in ONE write transaction, in order, each with
+	 * enqueue()'s operation-key semantics: rows[i] is its answer and item_rc[i] WQ_OK
+	 * (accepted or replayed) or WQ_ECONFLICT (its identity holds another fingerprint:
+	 * nothing created for it, a `conflict` event on the existing task, the message in
+	 * item_errs[i] when item_errs is non-NULL). A later item sees the earlier ones (the
+	 * same identity twice replays or conflicts). Returns WQ_OK once committed, whatever
+	 * the items' codes; any other failure (a limit, a store error) rolls the whole batch
+	 * back and *err names the item: nothing is written. */
+	wq_rc (*enqueue_many)(struct wq__store *s, const struct wq__new_task *const *t,
+			      size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
+			      wq_error *item_errs, wq_error *err);
 };
 
 /* The backends compiled in. */
