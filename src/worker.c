@@ -179,6 +179,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 		shutdown_now(w);
 		return;
 	}
+	wq__failpoint("drain");
 	wq__worker_log(w, "info", "%s: draining, waiting up to %s for %d handler(s) and %d delivery(ies)",
 	     why, dur(w->cfg->drain_timeout, d, sizeof(d)), w->running,
 	     wq__deliver_inflight(w->dl));
@@ -502,6 +503,8 @@ void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__ou
 	o->cancel_effect_out = j->cancel_effect;
 
 	WQ__STORE_RETRY(rc, w->db, finish, o, &e);
+	if (rc == WQ_OK)
+		wq__failpoint("outcome-committed");
 	if (wq__outcome_keep(rc) && save_outcome(j, o) == 0) {
 		wq__worker_log(w, "warning",
 		     "task %" PRId64 " attempt %s %s, but the store did not take the outcome "
@@ -565,6 +568,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	char sha[WQ_SHA256_HEX], note[256];
 
 	j->sp = NULL;
+	wq__failpoint("handler-exited");
 	memset(&f, 0, sizeof(f));
 	f.spawn_failed = r->exec_failed;
 	f.spawn_error = r->err;
@@ -836,6 +840,8 @@ static void claim_tasks(struct wq_worker *w)
 	}
 	if (n > 0)
 		store_wrote(w);
+	if (n > 0)
+		wq__failpoint("claim-committed");
 	w->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
@@ -1089,6 +1095,7 @@ static void beat_once(struct wq_worker *w)
 	wq_rc rc;
 
 	if (w->registered) {
+		wq__failpoint("lease-renew");
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
 			store_wrote(w);
