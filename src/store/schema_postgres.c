@@ -217,7 +217,11 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "  expires_at bigint NOT NULL\n"
 	 ");\n"
 	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
-	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"},
+	 "CREATE TABLE paused_kinds (kind text PRIMARY KEY, paused_at bigint NOT NULL);\n"
+	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
+	  * store's clock saw it, so that no lease compares two hosts' clocks. */
+	 "-- lease clock (issue 15)\n"
+	 "ALTER TABLE instances ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

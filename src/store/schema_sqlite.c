@@ -239,7 +239,11 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 ") WITHOUT ROWID;\n"
 	 "CREATE INDEX locks_task ON locks (task_id, attempt);\n"
 	 "CREATE TABLE paused_kinds (kind TEXT PRIMARY KEY, paused_at INTEGER NOT NULL) "
-	 "WITHOUT ROWID;\n"},
+	 "WITHOUT ROWID;\n"
+	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
+	  * store's clock saw it, so that no lease compares two hosts' clocks. */
+	 "-- lease clock (issue 15)\n"
+	 "ALTER TABLE instances ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =
