@@ -228,6 +228,10 @@ wq_rc wq_time_parse(const char *text, int64_t *out_us, wq_error *err)
 		s = 59; /* a leap second reads as the second before it */
 	int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
 		       mi * 60 + s - sign * (oh * 3600 + om * 60);
+	/* An offset may carry a time past year 9999 or before year 0 in UTC, which
+	 * wq_time_format cannot write back as RFC 3339 (found by tests/fuzz/fuzz_time). */
+	if (secs < days_from_civil(0, 1, 1) * 86400 || secs >= days_from_civil(10000, 1, 1) * 86400)
+		goto bad;
 	*out_us = secs * WQ__US_PER_S + frac;
 	return WQ_OK;
 bad:
