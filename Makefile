@@ -8,7 +8,7 @@ DEB_BUILD ?= build-deb
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_FLAGS ?= --output-on-failure --timeout 300
 
-.PHONY: all build deps test-deps check check-normal check-asan demo install uninstall deb clean
+.PHONY: all build deps test-deps check check-normal check-asan demo install uninstall deb clean fuzz soak
 
 all: build
 
@@ -28,6 +28,21 @@ check: test-deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWQ_SANITIZE=ON -DWQ_TESTS=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	scripts/with-postgres sh -c 'cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS) && cd ../$(ASAN_BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)'
+
+# Fuzzing (tests/fuzz): every libFuzzer target for FUZZ_SECONDS each (clang build in
+# build-fuzz). `make check` runs each for 10 s.
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(CURDIR)/build-fuzz
+
+# The seeded kill loop (tests/crash/random) for SECONDS of chaos per backend, TASKS tasks
+# (SEED=N replays a run). `make check` runs it for 25 s.
+SECONDS ?= 600
+TASKS ?= 5000
+soak: build
+	scripts/with-postgres sh -c 'for b in sqlite postgres; do \
+		WAKEQ_BIN=$(CURDIR)/$(BUILD)/wakeq WAKEQ_TESTS=$(CURDIR)/tests WAKEQ_TEST_BACKEND=$$b \
+		SECONDS_CHAOS=$(SECONDS) TASKS=$(TASKS) python3 tests/crash/random || exit 1; done'
 
 demo: build
 	@command -v python3 >/dev/null 2>&1 || { echo "make demo needs python3 (scripts/deps --test installs it)" >&2; exit 1; }

@@ -198,6 +198,7 @@ static void settle(struct djob *j, int failed, int status, const char *error)
 	int64_t base = j->ch ? j->ch->retry_backoff : WQ__UNCONFIGURED_BACKOFF;
 	int64_t bmax = j->ch ? j->ch->retry_backoff_max : WQ__UNCONFIGURED_BACKOFF_MAX;
 
+	wq__failpoint("delivery-sent");
 	memset(o, 0, sizeof(*o));
 	o->id = j->c.id;
 	o->attempts = j->c.attempts;

@@ -44,6 +44,7 @@ wq_rc wq_effect_begin(wq_db *db, int64_t task_id, int attempt, const char *name,
 	rc = WQ__STORE(db, effect_begin, task_id, attempt, name, wq_now(), &st, &res, err);
 	if (rc != WQ_OK)
 		return rc;
+	wq__failpoint("effect-begun");
 	*status = st;
 	if (result)
 		*result = res;

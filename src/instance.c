@@ -277,7 +277,10 @@ wq_rc wq__instance_recover(wq_db *db, const struct wq__self *self, int64_t lease
 
 		if (strcmp(in->id, self->id) == 0)
 			continue;
-		reason = gone_reason(self, in, lease, now, why, sizeof(why));
+		/* the lease's age as the store's clock measured it: two hosts' clocks are
+		 * never compared (issue 15); "now" is heartbeat_at + that age */
+		reason = gone_reason(self, in, lease, in->heartbeat_at + in->lease_age, why,
+				     sizeof(why));
 		if (!reason)
 			continue;
 		count = 0;

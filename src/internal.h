@@ -6,6 +6,7 @@
 
 #include "wakeq.h"
 #include "store/store.h"
+#include "failpoint.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -33,21 +34,17 @@ struct wq_db {
 };
 
 /* Calls a store method: `WQ__STORE(db, claim, &req, &out, &n, err)`. The single place
- * the core reaches the backend, so a failpoint can stop the process right before a
- * chosen store call (see failpoint.c). */
-#define WQ__STORE(db, method, ...) \
-	(wq__failpoint(#method), (db)->m->method((db)->s, __VA_ARGS__))
+ * the core reaches the backend, so a failpoint named after the method can kill the
+ * process right before a chosen store call, or make it fail (see failpoint.h). */
+#ifdef WQ_FAILPOINTS
+#define WQ__STORE(db, method, ...)                                                         \
+	(wq__failpoint_store(#method),                                                     \
+	 wq__failpoint_store_end((db)->m->method((db)->s, __VA_ARGS__)))
+#else
+#define WQ__STORE(db, method, ...) ((db)->m->method((db)->s, __VA_ARGS__))
+#endif
 
-/* ---- failpoint.c ---- */
-
-/* When $WAKEQ_FAILPOINT equals `name`, the process is killed with SIGKILL right here:
- * the crash tests' way to stop between two writes without a clean close. */
-void wq__failpoint(const char *name);
-/* 1 when $WAKEQ_FAILPOINT equals `name` (no action taken): for faults injected in place.
- * `commit-lost`: every COMMIT of an operation whose repeat would not recognise it
- * (enqueue, cancel, resolve, …) commits for real and is then reported as
- * WQ__SQL_COMMIT_UNKNOWN, as when PostgreSQL's answer is lost (src/store/sql.c). */
-int wq__failpoint_hit(const char *name);
+/* ---- failpoint.c: see failpoint.h ---- */
 
 /* ---- store/evidence.c ---- */
 

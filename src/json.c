@@ -676,7 +676,12 @@ static void emit_exact(struct emitter *e, const unsigned char *t, size_t len)
 		put(e, d + 1, k - 1);
 	}
 	if (exlen <= 17) {
-		long long v = strtoll(ex, NULL, 10);
+		/* a copy: the text is not NUL-terminated (a number may end the buffer; found
+		 * by tests/fuzz/fuzz_json as a read past it) */
+		char eb[24];
+		memcpy(eb, ex, exlen);
+		eb[exlen] = '\0';
+		long long v = strtoll(eb, NULL, 10);
 		snprintf(exp10, len + 24, "%lld", (expneg ? -v : v) + shift);
 	} else { /* overflow implies a positive exponent far beyond |shift| */
 		dec_add(ex, exlen, shift, exp10);

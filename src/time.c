@@ -6,12 +6,59 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef WQ_FAILPOINTS
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* The test clock (failpoint.h): an offset added to every reading, so that tests move
+ * time (leases, backoff, retention, schedules) without sleeping and give two processes
+ * clocks that disagree. Loaded from $WAKEQ_TEST_CLOCK_OFFSET on the first reading. */
+static atomic_llong clock_offset;
+static atomic_int clock_loaded;
+
+static void clock_load(void)
+{
+	const char *env = getenv("WAKEQ_TEST_CLOCK_OFFSET");
+	int64_t us = 0;
+	wq_error e;
+
+	if (atomic_exchange(&clock_loaded, 1))
+		return;
+	if (!env || !env[0])
+		return;
+	if (wq_duration_parse(env + (env[0] == '-'), &us, &e) != WQ_OK) {
+		fprintf(stderr, "wakeq: invalid WAKEQ_TEST_CLOCK_OFFSET: %s\n", e.message);
+		_exit(70);
+	}
+	atomic_store(&clock_offset, env[0] == '-' ? -us : us);
+}
+
+void wq__clock_set_offset(int64_t us)
+{
+	atomic_store(&clock_loaded, 1);
+	atomic_store(&clock_offset, us);
+}
+
+int64_t wq__clock_offset(void)
+{
+	clock_load();
+	return atomic_load(&clock_offset);
+}
+#endif
+
 int64_t wq_now(void)
 {
 	struct timespec ts;
+	int64_t us;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * WQ__US_PER_S + ts.tv_nsec / 1000;
+	us = (int64_t)ts.tv_sec * WQ__US_PER_S + ts.tv_nsec / 1000;
+#ifdef WQ_FAILPOINTS
+	us += wq__clock_offset();
+#endif
+	return us;
 }
 
 struct unit {
@@ -181,6 +228,10 @@ wq_rc wq_time_parse(const char *text, int64_t *out_us, wq_error *err)
 		s = 59; /* a leap second reads as the second before it */
 	int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
 		       mi * 60 + s - sign * (oh * 3600 + om * 60);
+	/* An offset may carry a time past year 9999 or before year 0 in UTC, which
+	 * wq_time_format cannot write back as RFC 3339 (found by tests/fuzz/fuzz_time). */
+	if (secs < days_from_civil(0, 1, 1) * 86400 || secs >= days_from_civil(10000, 1, 1) * 86400)
+		goto bad;
 	*out_us = secs * WQ__US_PER_S + frac;
 	return WQ_OK;
 bad:

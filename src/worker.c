@@ -182,6 +182,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 		shutdown_now(w);
 		return;
 	}
+	wq__failpoint("drain");
 	wq__worker_log(w, "info", "%s: draining, waiting up to %s for %d handler(s) and %d delivery(ies)",
 	     why, dur(w->cfg->drain_timeout, d, sizeof(d)), w->running,
 	     wq__deliver_inflight(w->dl));
@@ -405,6 +406,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	char sha[WQ_SHA256_HEX], note[256], lim[WQ_NAME_MAX + 40];
 
 	j->sp = NULL;
+	wq__failpoint("handler-exited");
 	memset(&f, 0, sizeof(f));
 	f.spawn_failed = r->exec_failed;
 	f.spawn_error = r->err;
@@ -703,6 +705,8 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 	}
 	if (n > 0)
 		wq__worker_store_wrote(w);
+	if (n > 0)
+		wq__failpoint("claim-committed");
 	w->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_job(w, &got[i]);
@@ -965,6 +969,7 @@ static void beat_once(struct wq_worker *w)
 	wq_rc rc;
 
 	if (w->registered) {
+		wq__failpoint("lease-renew");
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
 			wq__worker_store_wrote(w);

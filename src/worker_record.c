@@ -223,7 +223,7 @@ static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum
 	else
 		rc = WQ__STORE(w->db, finish_batch, os, n, rcs, errs, NULL, NULL, NULL, &e);
 	if (rc == WQ_OK) /* the crash tests' stop: committed, nothing reported yet */
-		wq__failpoint("finish-committed");
+		wq__failpoint("outcome-committed");
 	answers(w, js, rcs, errs, n, rc, &e, how);
 out:
 	free(js);

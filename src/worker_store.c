@@ -15,17 +15,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* $WAKEQ_FAILPOINT=finish-slow: every outcome batch takes 2 s longer, as on a slow disk
- * (the test that the loop goes on meanwhile). */
-static void slow_commit_for_tests(void)
-{
-	struct timespec d = {2, 0};
-
-	if (wq__failpoint_hit("finish-slow"))
-		nanosleep(&d, NULL);
-}
 
 static void *thread_main(void *arg)
 {
@@ -47,13 +36,12 @@ static void *thread_main(void *arg)
 			wq__failpoint("finish"); /* the crash tests' name for recording outcomes */
 			if (with)
 				wq__failpoint("claim");
-			slow_commit_for_tests();
 			got = NULL;
 			ngot = 0;
 			WQ__STORE_RETRY(rc, st->db, finish_batch, st->os, st->n, st->rcs, st->errs,
 					with ? &st->req : NULL, &got, &ngot, &e);
 			if (rc == WQ_OK) /* committed, nothing reported yet */
-				wq__failpoint("finish-committed");
+				wq__failpoint("outcome-committed");
 			pthread_mutex_lock(&st->mu);
 			st->batch_rc = rc;
 			st->batch_e = e;

@@ -20,6 +20,9 @@
 	"WHERE j.key = " k ")"
 /* Identity columns never hand out an id twice. */
 #define D_ID_COL ""
+/* The store's clock in µs (issue 15: leases are aged on one clock, the server's, never
+ * compared across the workers' hosts). */
+#define D_NOW_US "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS bigint)"
 #define D_NEXT_ID(tbl) ""
 
 WQ__SQL_TEXTS;

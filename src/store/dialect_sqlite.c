@@ -20,6 +20,10 @@
 	"max(coalesce((SELECT max(id) FROM " tbl "), 0), coalesce((SELECT id FROM id_floor " \
 	"WHERE tbl = '" tbl "'), 0)) + 1, "
 
+/* The store's clock in µs (issue 15: leases are aged on one clock). SQLite's database
+ * is on this host, so this is the host's clock, read by SQLite (ms precision). */
+#define D_NOW_US "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
+
 #define WQ__FLOOR(tbl) "SELECT '" tbl "', coalesce(max(id), 0) FROM " tbl
 
 WQ__SQL_TEXTS;

@@ -14,6 +14,11 @@ static const struct wq__col instance_cols[] = {
 	I('s', id), I('s', host), I('s', host_id), I('i', pid), I('i', proc_start),
 	I('i', started_at), I('i', heartbeat_at),
 };
+/* instance_list adds the lease's age on the store's clock (issue 15). */
+static const struct wq__col instance_list_cols[] = {
+	I('s', id), I('s', host), I('s', host_id), I('i', pid), I('i', proc_start),
+	I('i', started_at), I('i', heartbeat_at), I('i', lease_age),
+};
 #undef I
 
 /* After a unique violation on register: WQ_OK when the row is exactly the one `in`
@@ -86,7 +91,7 @@ wq_rc wq__op_instance_unregister(struct wq__store *s, const char *id, wq_error *
 wq_rc wq__op_instance_list(struct wq__store *s, struct wq__instance **out, size_t *n,
 			   wq_error *err)
 {
-	return wq__select(s, SQL_INSTANCE_LIST, WQ__NOARGS, WQ__COLS(instance_cols),
+	return wq__select(s, SQL_INSTANCE_LIST, WQ__NOARGS, WQ__COLS(instance_list_cols),
 			  sizeof(struct wq__instance), out, n, "listing instances", err);
 }
 

@@ -265,7 +265,11 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "CREATE INDEX intake_ack ON intake (state, ack_next_at, id);\n"
 	 /* A failed attempt's stderr tail, for kinds with keep_stderr (op_stderr.c). */
 	 "-- kept stderr (issue 14)\n"
-	 "ALTER TABLE attempts ADD COLUMN stderr_tail text;\n"},
+	 "ALTER TABLE attempts ADD COLUMN stderr_tail text;\n"
+	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
+	  * store's clock saw it, so that no lease compares two hosts' clocks. */
+	 "-- lease clock (issue 15)\n"
+	 "ALTER TABLE instances ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -289,7 +289,11 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "CREATE INDEX intake_ack ON intake (state, ack_next_at, id);\n"
 	 /* A failed attempt's stderr tail, for kinds with keep_stderr (op_stderr.c). */
 	 "-- kept stderr (issue 14)\n"
-	 "ALTER TABLE attempts ADD COLUMN stderr_tail TEXT;\n"},
+	 "ALTER TABLE attempts ADD COLUMN stderr_tail TEXT;\n"
+	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
+	  * store's clock saw it, so that no lease compares two hosts' clocks. */
+	 "-- lease clock (issue 15)\n"
+	 "ALTER TABLE instances ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

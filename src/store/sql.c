@@ -75,9 +75,27 @@ wq_rc wq__sql_fail(struct wq__store *s, int sqlerr, const char *what, wq_error *
 	}
 }
 
+/* The tests' injected I/O error ($WAKEQ_FAILPOINT=<method>:error): the store call fails
+ * at its first begin or statement, before it changed anything. */
+static wq_rc injected(struct wq__store *s, wq_error *err)
+{
+	const char *fp = wq__failpoint_take();
+
+	if (!fp)
+		return WQ_OK;
+	s->last_sqlerr = WQ__SQL_IO;
+	return wq__err(err, WQ_EIO, "database %s: %s: injected I/O error (failpoint)", label(s),
+		       fp);
+}
+
 wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 {
-	int e = s->drv->begin(s->c, write);
+	wq_rc inj = injected(s, err);
+	int e;
+
+	if (inj)
+		return inj;
+	e = s->drv->begin(s->c, write);
 
 	s->keep = 0;
 	s->retry_safe = 0;
@@ -114,9 +132,12 @@ static wq_rc query(struct wq__store *s, int id, const struct wq__arg *a, int n, 
 {
 	struct wq__row r = {s, NULL};
 	size_t count = 0;
-	wq_rc rc = WQ_OK;
-	int st = s->drv->exec(s->c, id, a, n, &r.cur);
+	wq_rc rc = injected(s, err);
+	int st;
 
+	if (rc)
+		return rc;
+	st = s->drv->exec(s->c, id, a, n, &r.cur);
 	if (st)
 		return wq__sql_fail(s, st, what, err);
 	while ((st = s->drv->step(r.cur)) == 1) {

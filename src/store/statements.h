@@ -184,10 +184,16 @@
 	  "reason_detail = $7, last_exit_status = $8" WQ__OWNED)                            \
 	/* ---- instances, recovery (op_instance.c) ---- */                                 \
 	X(SQL_INSTANCE_INSERT, "INSERT INTO instances (id, host, host_id, pid, "            \
-	  "proc_start, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")      \
-	X(SQL_INSTANCE_HEARTBEAT, "UPDATE instances SET heartbeat_at = $2 WHERE id = $1")   \
+	  "proc_start, started_at, heartbeat_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, " \
+	  "$7, " D_NOW_US ")")                                                              \
+	/* seen_at: the heartbeat on the store's clock, so that a lease's age is never a   \
+	 * difference of two hosts' clocks (issue 15) */                                    \
+	X(SQL_INSTANCE_HEARTBEAT, "UPDATE instances SET heartbeat_at = $2, seen_at = "      \
+	  D_NOW_US " WHERE id = $1")                                                        \
 	X(SQL_INSTANCE_DELETE, "DELETE FROM instances WHERE id = $1")                       \
-	X(SQL_INSTANCE_LIST, "SELECT " WQ__INSTANCE_COLUMNS " FROM instances ORDER BY "     \
+	X(SQL_INSTANCE_LIST, "SELECT " WQ__INSTANCE_COLUMNS ", " D_NOW_US " - seen_at "     \
+	  "FROM instances "                                                                 \
+	  "ORDER BY "                                                                       \
 	  "started_at, id")                                                                 \
 	X(SQL_INSTANCE_GET, "SELECT " WQ__INSTANCE_COLUMNS " FROM instances WHERE id = $1") \
 	X(SQL_INSTANCE_REAP, "DELETE FROM instances WHERE id = $1 AND heartbeat_at = $2")   \

@@ -249,6 +249,9 @@ struct wq__instance {
 	int64_t proc_start;  /* process start time token (Linux: /proc/PID/stat field 22) */
 	int64_t started_at;
 	int64_t heartbeat_at;
+	/* instance_list only: µs since its last heartbeat, both ends read on the store's
+	 * clock (issue 15: a lease's age never compares two hosts' clocks). */
+	int64_t lease_age;
 };
 
 /* Resolution targets for interrupted tasks. */

@@ -1,5 +1,5 @@
 # Group commit (issue 11): a worker killed right after the transaction that recorded a
-# batch of outcomes committed (the `finish-committed` failpoint: a real SIGKILL before
+# batch of outcomes committed (the `outcome-committed` failpoint: a real SIGKILL before
 # anything is logged, settled or claimed) -> the outcomes are durable, no task runs again,
 # and the result's delivery (queued in the same transaction) arrives exactly once.
 . "$WAKEQ_TESTS/conformance/lib.sh"
@@ -13,7 +13,7 @@ EOF
 id=$(wq enqueue wake --notify inbox:ops)
 
 set +e
-WAKEQ_FAILPOINT=finish-committed "$WQ" worker --config "$T/w.ini" --until-idle >"$T/crashed.log" 2>&1
+WAKEQ_FAILPOINT=outcome-committed "$WQ" worker --config "$T/w.ini" --until-idle >"$T/crashed.log" 2>&1
 status=$?
 set -e
 expect_eq "$status" 137 "exit status of the worker killed after the outcome commit"

@@ -1,5 +1,5 @@
 # Group commit off the loop (issue 11): while the store thread's outcome batch is slow
-# (the `finish-slow` test hook: 2 s per batch), the event loop goes on: a handler that
+# (the failpoint `finish:delay:2s`: the first batch takes 2 s longer), the event loop goes on: a handler that
 # exceeds its runtime limit meanwhile is stopped on time, and its stop-requested event is
 # written before the slow batch's outcome is.
 . "$WAKEQ_TESTS/conformance/lib.sh"
@@ -15,7 +15,7 @@ EOF
 slow=$(wq enqueue slow)
 fast=$(wq enqueue fast)
 
-WAKEQ_FAILPOINT=finish-slow run_worker "$T/w.ini"
+WAKEQ_FAILPOINT=finish:delay:2s run_worker "$T/w.ini"
 expect_eq "$(state_of "$fast")" succeeded "the fast task"
 expect_eq "$(state_of "$slow")" interrupted "the task over its runtime limit"
 ids() { wq timeline "$1" --json | python3 -c '
