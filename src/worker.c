@@ -350,36 +350,6 @@ static void after_finish(struct wq_worker *w)
 		uv_timer_start(&w->kick, on_kick, 0, 0);
 }
 
-static void stderr_summary(const struct wq__spawn_result *r, int with_line, char *buf,
-			   size_t sz)
-{
-	const char *s, *e;
-	size_t n, k = 0;
-	char line[128];
-
-	buf[0] = '\0';
-	if (r->err_total == 0)
-		return;
-	if (!with_line || !r->err || r->err_len == 0) {
-		snprintf(buf, sz, "; stderr %zu bytes", r->err_total);
-		return;
-	}
-	e = r->err + r->err_len;
-	while (e > r->err && (e[-1] == '\n' || e[-1] == '\r'))
-		e--;
-	s = e;
-	while (s > r->err && s[-1] != '\n')
-		s--;
-	n = (size_t)(e - s);
-	for (size_t i = 0; i < n && k < sizeof(line) - 4; i++)
-		line[k++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '"') ? '?' : s[i];
-	if (k < n)
-		line[k++] = '.', line[k++] = '.', line[k++] = '.';
-	line[k] = '\0';
-	snprintf(buf, sz, "; stderr %zu bytes, last line \"%s\"", r->err_total, line);
-}
-
-
 /* A delivery left its slot (deliver.c). */
 static void on_delivery_settled(void *ud)
 {
@@ -437,7 +407,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	if (r->exec_failed)
 		note[0] = '\0';
 	else
-		stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
+		wq__worker_stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
 	if (r->output_cut) {
 		size_t len = strlen(note);
 

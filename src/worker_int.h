@@ -219,6 +219,10 @@ int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outc
 int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req);
 
 /* worker_record.c */
+/* A handler's stderr for the log: "; stderr N bytes" (and its last line, truncated, when
+ * with_line); "" when it wrote none. */
+void wq__worker_stderr_summary(const struct wq__spawn_result *r, int with_line, char *buf,
+			       size_t sz);
 /* The store thread's answer for a batch (arrays taken over and freed). */
 void wq__record_answer(struct wq_worker *w, struct wq__job **js,
 		       const struct wq__outcome **os, wq_rc *rcs, wq_error *errs, size_t n,

@@ -30,6 +30,36 @@ static const char *finish_name(enum wq__finish_kind k)
 }
 
 
+/* One printable line of handler stderr for the log: its last line, truncated. */
+void wq__worker_stderr_summary(const struct wq__spawn_result *r, int with_line, char *buf,
+			       size_t sz)
+{
+	const char *s, *e;
+	size_t n, k = 0;
+	char line[128];
+
+	buf[0] = '\0';
+	if (r->err_total == 0)
+		return;
+	if (!with_line || !r->err || r->err_len == 0) {
+		snprintf(buf, sz, "; stderr %zu bytes", r->err_total);
+		return;
+	}
+	e = r->err + r->err_len;
+	while (e > r->err && (e[-1] == '\n' || e[-1] == '\r'))
+		e--;
+	s = e;
+	while (s > r->err && s[-1] != '\n')
+		s--;
+	n = (size_t)(e - s);
+	for (size_t i = 0; i < n && k < sizeof(line) - 4; i++)
+		line[k++] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '"') ? '?' : s[i];
+	if (k < n)
+		line[k++] = '.', line[k++] = '.', line[k++] = '.';
+	line[k] = '\0';
+	snprintf(buf, sz, "; stderr %zu bytes, last line \"%s\"", r->err_total, line);
+}
+
 static void describe(const struct wq__job *j, const struct wq__outcome *o, char *what,
 		     size_t sz)
 {
