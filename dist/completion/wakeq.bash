@@ -17,12 +17,12 @@ _wakeq()
 		return ;;
 	esac
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "init enqueue list show result cancel resolve retry timeline effect prune doctor worker deliveries inbox dead stats workers bench schedule lock pause resume kinds help version --db --config --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "init enqueue list show result cancel resolve retry timeline effect prune doctor worker deliveries inbox dead stats workers bench schedule lock pause resume kinds intake help version --db --config --help --version" -- "$cur"))
 		return
 	fi
 	case $cmd in
 	init) opts="" ;;
-	enqueue) opts=" --payload --payload-version --tenant --scope --key --priority --at --in --max-attempts --notify --lock --config --json" ;;
+	enqueue) opts=" --payload --payload-version --tenant --scope --key --priority --at --in --max-attempts --notify --lock --config --json --batch" ;;
 	list) opts=" --state --kind --tenant --scope --since --until --limit --json" ;;
 	show) opts=" --json --stderr" ;;
 	result) opts="" ;;
@@ -39,12 +39,13 @@ _wakeq()
 	dead) opts=" --json" ;;
 	stats) opts=" --json" ;;
 	workers) opts=" --json" ;;
-	bench) opts=" --tasks --concurrency --handler --json" ;;
+	bench) opts=" --workload --tasks --concurrency --processes --batch --rows --handler --poll --pause --json" ;;
 	schedule) opts=" --cron --tz --every --overlap --catch-up --json add list show pause resume rm" ;;
 	lock) opts=" --holder --ttl --json acquire renew release run list" ;;
 	pause) opts="" ;;
 	resume) opts="" ;;
 	kinds) opts=" --json" ;;
+	intake) opts=" --source --state --json list show" ;;
 	help) opts="" ;;
 	version) opts="" ;;
 	*) opts='' ;;
