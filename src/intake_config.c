@@ -188,8 +188,10 @@ static wq_rc check_source(wq_config *c, struct wq__source_config *s, wq_error *e
 			       "max_attempts is %d; a source's kind takes its attempt limit from "
 			       "max_handouts (remove max_attempts or make them equal)",
 			       c->path, s->line, s->name, s->max_handouts, s->kind, k->max_attempts);
-	if (k)
+	if (k) {
 		k->max_attempts = s->max_handouts;
+		k->failure_retries = 1; /* every handout is an attempt: a failure comes back */
+	}
 	return WQ_OK;
 }
 

@@ -144,6 +144,9 @@ struct wq__kind_config {
 	uint64_t payload_versions;
 	size_t keep_stderr;     /* issue 14: bytes of a failed attempt's stderr tail stored
 				 * with the attempt; 0 = none (the default) */
+	/* issue 13: the kind of a [source.NAME]: a failed attempt (any exit status, not only
+	 * 75) is the message coming back, retried until max_handouts (SPEC §9). */
+	int failure_retries;
 };
 
 /* [limits] (tenant "" here: every tenant without a section of its own) and

@@ -195,6 +195,8 @@ void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_poli
 	} else {
 		d->o.kind = WQ__FINISH_FAILED;
 		snprintf(d->reason, sizeof(d->reason), "exit-%d", st);
+		if (p->failure_retries) /* a mailbox message's handout: it comes back */
+			retry_or_fail(p, now, rnd, d);
 	}
 	if (f->inproc)
 		d->o.exit_status = -1; /* no process: the attempts row shows none */

@@ -55,6 +55,7 @@ struct wq__run_policy {
 	int64_t backoff_max;      /* µs; 0 = no cap */
 	int64_t timeout;          /* the kind's runtime limit, µs (for the detail) */
 	int on_interrupt_retry;   /* the kind declared its effects safe to repeat */
+	int failure_retries;      /* a failing exit status is retried like 75 (intake) */
 };
 
 /*

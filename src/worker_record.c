@@ -373,6 +373,7 @@ void wq__worker_job_policy(const struct wq__job *j, struct wq__run_policy *p)
 		p->backoff_max = j->kind->retry_backoff_max;
 		p->timeout = j->kind->timeout;
 		p->on_interrupt_retry = j->kind->on_interrupt == WQ__ON_INTERRUPT_RETRY;
+		p->failure_retries = j->kind->failure_retries;
 	}
 }
 

@@ -7,6 +7,7 @@
 #   ok        exit 0
 #   byhead    exit 3 (discarded) when the subject contains "discard", else 0
 #   retry     exit 75 (try again later)
+#   mixed     exit 75 on odd handouts, 1 on even ones (any failure comes back)
 set -eu
 dir=${WAKEQ_TEST_DIR:?}
 payload=$(cat)
@@ -32,5 +33,6 @@ byhead)
 	*) exit 0 ;;
 	esac ;;
 retry) exit 75 ;;
+mixed) [ $(($(wc -l <"$dir/runs") % 2)) -eq 1 ] && exit 75 || exit 1 ;;
 *) echo "unknown mode $1" >&2; exit 2 ;;
 esac

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Issue 13 / SPEC §9: a handler that fails (exit 75) leaves the message unseen — each of
+# Issue 13 / SPEC §9: a handler that fails (exit 75, and exit 1 on the second handout:
+# any failure is the message coming back) leaves the message unseen — each of
 # its handouts finds it still unacknowledged at the source; after the third handout
 # (max_handouts = 3) it is abandoned, acknowledged at the source, and reported exactly
 # once on each channel: an error line in the worker log and a notification in the
@@ -12,7 +13,7 @@ case_handouts() {
 	add_messages "$MBOX" 1 1
 	config "$T/w.ini" <<CFG
 [kind.mail]
-command = $IH retry
+command = $IH mixed
 retry_backoff = 10ms
 retry_backoff_max = 50ms
 $(source_section mail "max_handouts = 3" "operators = ops-$type")

@@ -146,6 +146,26 @@ static void test_other_exit_failed(void **state)
 	assert_int_equal(d.o.kind, WQ__FINISH_FAILED);
 }
 
+/* A mailbox message's task (issue 13): any failing exit is a handout, the message
+ * comes back until its handouts are used up. */
+static void test_failure_retries_source_kind(void **state)
+{
+	struct wq__run_facts f = exited(1);
+	struct wq__run_policy p = policy(1, 3, 0);
+	struct wq__decided d;
+
+	(void)state;
+	p.failure_retries = 1;
+	decide(&f, &p, &d);
+	assert_int_equal(d.o.kind, WQ__FINISH_RETRY);
+	assert_str(d.o.reason, "exit-1");
+	assert_true(d.o.retry_at > NOW);
+	p.attempt = 3;
+	decide(&f, &p, &d);
+	assert_int_equal(d.o.kind, WQ__FINISH_FAILED);
+	assert_str(d.o.reason_detail, "attempts exhausted (3/3)");
+}
+
 static void test_signal_killed(void **state)
 {
 	struct wq__run_facts f = signalled(SIGKILL);
@@ -437,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_exit_75_attempts_left_retry),
 		cmocka_unit_test(test_exit_75_exhausted_failed),
 		cmocka_unit_test(test_other_exit_failed),
+		cmocka_unit_test(test_failure_retries_source_kind),
 		cmocka_unit_test(test_signal_killed),
 		cmocka_unit_test(test_runtime_limit),
 		cmocka_unit_test(test_cancel_confirmed_by_75),
