@@ -566,8 +566,6 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 
 	j->sp = NULL;
 	memset(&f, 0, sizeof(f));
-	f.spawn_failed = r->exec_failed;
-	f.spawn_error = r->err;
 	f.exit_status = r->exit_status;
 	f.term_signal = r->term_signal;
 	f.timed_out = r->timed_out;
@@ -584,11 +582,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 		d.o.result_sha256 = sha;
 	}
 
-	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
-	if (r->exec_failed)
-		note[0] = '\0';
-	else
-		stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
+	stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
 	if (r->output_cut) {
 		size_t len = strlen(note);
 
@@ -733,7 +727,6 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 
 	memset(&so, 0, sizeof(so));
 	so.loop = &w->loop;
-	so.setpriv = w->setpriv;
 	so.argv = j->kind->argv;
 	so.env = env;
 	so.input = j->t.payload ? j->t.payload : "{}";
@@ -1173,12 +1166,6 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
-	if (wq__spawn_which("setpriv", w->setpriv, sizeof(w->setpriv), &e) != WQ_OK) {
-		free(w);
-		return wq__err(err, WQ_ECONFIG,
-			       "setpriv (util-linux) not found in PATH; the worker needs it so that "
-			       "handlers die with it");
-	}
 	w->db = db;
 	w->cfg = cfg;
 	w->concurrency = cfg->concurrency > 0 ? cfg->concurrency : 1;
@@ -1239,7 +1226,7 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	}
 	{
 		struct wq__deliver_opts dopts = {
-			.loop = &w->loop, .db = db, .cfg = cfg, .setpriv = w->setpriv,
+			.loop = &w->loop, .db = db, .cfg = cfg,
 			.log = wq__worker_log, .on_settled = on_delivery_settled, .ud = w,
 		};
 

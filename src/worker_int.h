@@ -76,7 +76,6 @@ struct wq_worker {
 	int handle_signals;
 	void (*log)(void *ud, const char *level, const char *line);
 	void *log_ud;
-	char setpriv[4096];
 	const char **kinds;
 	int *kind_max_attempts; /* parallel to kinds: the kind's max_attempts, 0: none */
 	size_t nkinds;
