@@ -583,6 +583,10 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	for (int i = 0; i < 3; i++)
 		if (dup2(a->fd[i], i) < 0) /* the copy is not close-on-exec; a->fd[i] is */
 			goto fail;
+	/* Ours are close-on-exec; this also closes what the worker itself inherited without
+	 * the flag (from its own parent), which is not the handler's either. Linux 5.9; on
+	 * an older kernel (ENOSYS) only close-on-exec applies. */
+	close_range(3, ~0U, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(a->path, a->argv, a->envp);

@@ -85,7 +85,11 @@ struct wq_worker {
 	uv_async_t wake;
 	uv_timer_t poll, beat, drain, kick;
 	uv_signal_t sigterm, sigint;
-	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN), or NULL */
+	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN, SQLite's
+			      * wake-up file), or NULL (wakeup.c) */
+	uv_timer_t due;      /* the next due time ahead of the poll (wakeup.c) */
+	int due_ready;       /* `due` was initialised */
+	int64_t due_at;      /* what `due` waits for (wall clock, µs); 0 when stopped */
 	int loop_ready;
 	int ran;
 
@@ -128,6 +132,19 @@ void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__ou
 			   const char *note);
 void wq__worker_job_policy(const struct wq__job *j, struct wq__run_policy *p);
 void wq__worker_spawn_failed(struct wq__job *j, const char *why, int resources);
+
+/* Claims at once (the kick timer), while running. */
+void wq__worker_kick(struct wq_worker *w);
+
+/* wakeup.c (issues 11, 12): when to claim, besides the poll timer and finished tasks. */
+/* (Re)builds the watch on the store's wake-up descriptor while running; otherwise
+ * closes it and the due timer (drain, shutdown). */
+void wq__wakeup_watch(struct wq_worker *w);
+/* Reads pending wake-ups without blocking; kicks a claim when one arrived. */
+void wq__wakeup_check(struct wq_worker *w);
+/* After a claim round: sets the due timer to the earliest future due time of a task,
+ * a delivery or a schedule slot, when that comes before the next poll. */
+void wq__wakeup_plan(struct wq_worker *w);
 
 /* worker_inproc.c */
 /* At wq_worker_run: every configured kind has a command or a registered handler; the

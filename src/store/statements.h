@@ -382,7 +382,14 @@
 	/* serialises enqueues of one (tenant, scope) ($1) until the transaction ends */    \
 	X(SQL_LIMIT_LOCK, NULL)                                                             \
 	X(SQL_ACTIVE_COUNT, "SELECT count(*) FROM tasks WHERE tenant = $1 AND scope = $2 "  \
-	  "AND state IN ('pending', 'running')")
+	  "AND state IN ('pending', 'running')")                                            \
+	/* ---- wake-ups (issues 11, 12; op_wake.c) ---- */                                 \
+	/* the earliest time after $2 a pending task of the kinds $1 (not paused) or a      \
+	 * pending delivery is due: when an idle worker sets its timer */                   \
+	X(SQL_WAKE_NEXT, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "   \
+	  "AND due_at > $2 AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind "     \
+	  "FROM paused_kinds)), (SELECT min(next_at) FROM deliveries WHERE state = "        \
+	  "'pending' AND next_at > $2)")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,
