@@ -1122,6 +1122,70 @@ static void paused_kind_is_not_claimed(void **state)
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 }
 
+/* ---- wake-ups (issues 11, 12) ---- */
+
+static void enqueue_due(struct fx *f, int64_t due_at)
+{
+	struct wq__new_task t;
+	struct wq__enqueued_row row;
+	char op[32];
+	wq_error e;
+
+	f->now++;
+	snprintf(op, sizeof(op), "op_%" PRId64, f->now);
+	memset(&t, 0, sizeof(t));
+	t.kind = "k";
+	t.tenant = t.scope = "";
+	t.operation = op;
+	t.payload = "{}";
+	t.payload_len = 2;
+	t.payload_version = 1;
+	t.payload_sha256 = t.fingerprint = FP;
+	t.now = f->now;
+	t.due_at = t.order_at = due_at;
+	t.max_attempts = 3;
+	memset(&row, 0, sizeof(row));
+	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
+}
+
+/* wake_next reports the earliest FUTURE due time of a pending task of the kinds asked
+ * for (a paused kind's tasks are not), never work already due; on SQLite an enqueue
+ * touches the wake-up file after its commit and a watcher's drain sees it once. */
+static void wake_next_and_wake_file(void **state)
+{
+	static const char *const kinds[] = {"k"}, *const other[] = {"x"};
+	struct fx *f = *state;
+	int64_t at = -1;
+	wq_error e;
+
+	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
+	assert_int_equal(at, 0);
+	enqueue_due(f, f->now);
+	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
+	assert_int_equal(at, 0); /* due now: a claim's, not the timer's */
+	enqueue_due(f, T0 + 9000000);
+	enqueue_due(f, T0 + 5000000);
+	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
+	assert_int_equal(at, T0 + 5000000);
+	assert_int_equal(M->wake_next(f->s, other, 1, f->now, &at, &e), WQ_OK);
+	assert_int_equal(at, 0);
+	assert_int_equal(M->kind_pause(f->s, "k", 1, f->now, &e), WQ_OK);
+	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
+	assert_int_equal(at, 0);
+	assert_int_equal(M->kind_pause(f->s, "k", 0, f->now, &e), WQ_OK);
+
+	if (strcmp(backend, "sqlite") == 0) {
+		assert_non_null(M->wakeup_fd);
+		assert_true(M->wakeup_fd(f->s) >= 0);
+		while (M->wakeup_drain(f->s) > 0)
+			;
+		assert_int_equal(M->wakeup_drain(f->s), 0);
+		enqueue_due(f, T0 + 7000000);
+		assert_int_equal(M->wakeup_drain(f->s), 1);
+		assert_int_equal(M->wakeup_drain(f->s), 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1154,6 +1218,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
+		/* wake-ups (issues 11, 12) */
+		cmocka_unit_test_setup_teardown(wake_next_and_wake_file, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
