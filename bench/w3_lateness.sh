@@ -39,7 +39,7 @@ INI
 "$build/wakeq" --db "$url" worker --config "$tmp/w.ini" >"$tmp/w.log" 2>&1 &
 wpid=$!
 i=0
-until grep -q "started (pid" "$tmp/w.log"; do
+until grep -q "started (pid" "$tmp/w.log" 2>/dev/null; do
 	i=$((i + 1))
 	[ $i -lt 500 ] || { echo "worker did not start: $(cat "$tmp/w.log")" >&2; exit 1; }
 	sleep 0.01

@@ -948,7 +948,8 @@ static void schedule_catch_up_and_overlap(void **state)
 
 /* A pending task of kind k with lock key `lock` (NULL: none), due a microsecond after the
  * previous one (FIFO by enqueue). */
-static int64_t enqueue_locked(struct fx *f, const char *lock)
+/* A task of kind k with turn lock `lock` (or none), due at due_at (0: now). */
+static int64_t enqueue_at(struct fx *f, const char *lock, int64_t due_at)
 {
 	struct wq__new_task t;
 	struct wq__enqueued_row row;
@@ -965,12 +966,18 @@ static int64_t enqueue_locked(struct fx *f, const char *lock)
 	t.payload_len = 2;
 	t.payload_version = 1;
 	t.payload_sha256 = t.fingerprint = FP;
-	t.due_at = t.order_at = t.now = f->now;
+	t.now = f->now;
+	t.due_at = t.order_at = due_at ? due_at : f->now;
 	t.max_attempts = 3;
 	t.lock = lock;
 	memset(&row, 0, sizeof(row));
 	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
 	return row.id;
+}
+
+static int64_t enqueue_locked(struct fx *f, const char *lock)
+{
+	return enqueue_at(f, lock, 0);
 }
 
 /* Claims up to 10 for inst; the claimed ids in ids[] (ascending), their count returned. */
@@ -1124,30 +1131,6 @@ static void paused_kind_is_not_claimed(void **state)
 
 /* ---- wake-ups (issues 11, 12) ---- */
 
-static void enqueue_due(struct fx *f, int64_t due_at)
-{
-	struct wq__new_task t;
-	struct wq__enqueued_row row;
-	char op[32];
-	wq_error e;
-
-	f->now++;
-	snprintf(op, sizeof(op), "op_%" PRId64, f->now);
-	memset(&t, 0, sizeof(t));
-	t.kind = "k";
-	t.tenant = t.scope = "";
-	t.operation = op;
-	t.payload = "{}";
-	t.payload_len = 2;
-	t.payload_version = 1;
-	t.payload_sha256 = t.fingerprint = FP;
-	t.now = f->now;
-	t.due_at = t.order_at = due_at;
-	t.max_attempts = 3;
-	memset(&row, 0, sizeof(row));
-	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
-}
-
 /* wake_next reports the earliest FUTURE due time of a pending task of the kinds asked
  * for (a paused kind's tasks are not), never work already due; on SQLite an enqueue
  * touches the wake-up file after its commit and a watcher's drain sees it once. */
@@ -1160,11 +1143,11 @@ static void wake_next_and_wake_file(void **state)
 
 	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
 	assert_int_equal(at, 0);
-	enqueue_due(f, f->now);
+	enqueue_at(f, NULL, f->now + 1);
 	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
 	assert_int_equal(at, 0); /* due now: a claim's, not the timer's */
-	enqueue_due(f, T0 + 9000000);
-	enqueue_due(f, T0 + 5000000);
+	enqueue_at(f, NULL, T0 + 9000000);
+	enqueue_at(f, NULL, T0 + 5000000);
 	assert_int_equal(M->wake_next(f->s, kinds, 1, f->now, &at, &e), WQ_OK);
 	assert_int_equal(at, T0 + 5000000);
 	assert_int_equal(M->wake_next(f->s, other, 1, f->now, &at, &e), WQ_OK);
@@ -1180,7 +1163,7 @@ static void wake_next_and_wake_file(void **state)
 		while (M->wakeup_drain(f->s) > 0)
 			;
 		assert_int_equal(M->wakeup_drain(f->s), 0);
-		enqueue_due(f, T0 + 7000000);
+		enqueue_at(f, NULL, T0 + 7000000);
 		assert_int_equal(M->wakeup_drain(f->s), 1);
 		assert_int_equal(M->wakeup_drain(f->s), 0);
 	}
