@@ -138,17 +138,22 @@ void wq__wakeup_plan(struct wq_worker *w)
 	/* Every handler slot busy: the next finished task claims again (and plans). */
 	if (w->running >= w->concurrency) {
 		arm(w, 0);
-		return;
+	} else {
+		/* A failed read leaves the worker to its poll, which reports the store's state. */
+		if (WQ__STORE(w->db, wake_next, w->kinds, w->nkinds, now, &at, &e) != WQ_OK)
+			at = 0;
+		if (!w->sched.off) {
+			if (w->sched.owned && w->sched.next_due > now)
+				at = earlier(at, w->sched.next_due);
+			/* the leases are renewed once per heartbeat, on a claim round */
+			if (w->sched.renewed)
+				at = earlier(at, w->sched.renewed + w->cfg->heartbeat);
+		}
+		arm(w, at);
 	}
-	/* A failed read leaves the worker to its poll, which reports the store's state. */
-	if (WQ__STORE(w->db, wake_next, w->kinds, w->nkinds, now, &at, &e) != WQ_OK)
-		at = 0;
-	if (!w->sched.off) {
-		if (w->sched.owned && w->sched.next_due > now)
-			at = earlier(at, w->sched.next_due);
-		/* the leases are renewed once per heartbeat, on a claim round */
-		if (w->sched.renewed)
-			at = earlier(at, w->sched.renewed + w->cfg->heartbeat);
-	}
-	arm(w, at);
+	/* Last, after this round's store calls: a wake-up that arrived during one of them may
+	 * have been read off the descriptor already (libpq keeps the NOTIFYs it meets while
+	 * reading any answer), and then the descriptor does not signal it: look now, or it
+	 * waits for the next heartbeat or poll. */
+	wq__wakeup_check(w);
 }

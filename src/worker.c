@@ -1092,6 +1092,7 @@ static void maintain(struct wq_worker *w, int heartbeat)
 static void on_beat(uv_timer_t *t)
 {
 	maintain(t->data, 1);
+	wq__wakeup_check(t->data); /* a NOTIFY its store calls read off the socket */
 }
 
 /* ------------------------------------------------------------------ public ---- */
