@@ -3,9 +3,9 @@
  *
  * PostgreSQL has LISTEN/NOTIFY (the driver). SQLite has nothing that crosses processes,
  * so a SQLite store names a wake-up file next to the database, `<database>-wake`: a
- * transaction that creates pending work asks for a poke (wq__notify), and wq__end touches
- * the file once the commit succeeded (utimensat: one system call, no descriptor, no
- * data). Workers of the same file on the same host watch it with inotify (IN_ATTRIB), so
+ * transaction that creates pending work asks for a poke (wq__notify), and wq__end opens
+ * and closes the file once the commit succeeded (nothing is written, not even a time).
+ * Workers of the same file on the same host watch it with inotify (IN_OPEN), so
  * an enqueue in another process wakes an idle worker within a millisecond. The file is a
  * doorbell, never state: a poke that fails (a read-only directory, another user's file)
  * or a lost inotify event only delays the work to the worker's next poll, and a poke
@@ -81,9 +81,17 @@ void wq__wakefile_poke(struct wq__wakefile *wf)
 {
 	if (!wf)
 		return;
-	if (utimensat(AT_FDCWD, wf->path, NULL, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+	/* An open for reading is the doorbell (IN_OPEN): it changes nothing on disk, where
+	 * touching the times would dirty an inode that the next fdatasync's journal commit
+	 * then has to carry. */
+	int fd = open(wf->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
 		return;
-	create_file(wf); /* its watchers, if any, watch a file that is gone: they rewatch */
+	}
+	if (errno == ENOENT)
+		create_file(wf); /* its watchers, if any, watch a file that is gone: they rewatch */
 }
 
 /* Watches the file (creating it first); 0, or -1 when it cannot be watched now. */
@@ -95,7 +103,7 @@ static int watch(struct wq__wakefile *wf)
 		return 0;
 	create_file(wf);
 	wf->wd = inotify_add_watch(wf->ifd, wf->path,
-				   IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF |
+				   IN_OPEN | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF |
 					   IN_MOVE_SELF | IN_DONT_FOLLOW);
 	return wf->wd >= 0 ? 0 : -1;
 }
