@@ -485,21 +485,14 @@ static void start_webhook(struct wq__deliver *d, struct djob *j)
 static void command_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 {
 	struct djob *j = ud;
-	char err[WQ_DETAIL_MAX + 1], line[160], g[32];
+	char err[WQ_DETAIL_MAX + 1], g[32];
 
 	j->sp = NULL;
 	if (j->aborted) {
 		left_sending(j);
 		return;
 	}
-	if (r->exec_failed) {
-		const char *m = r->err ? r->err : "";
-
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(m, "\n"), m);
-		snprintf(err, sizeof(err), "cannot run the command: %s", line);
-		safe_line(err, sizeof(err), err); /* in place: it never writes ahead */
-		settle(j, 1, -1, err);
-	} else if (r->timed_out) {
+	if (r->timed_out) {
 		snprintf(err, sizeof(err), "timeout %s exceeded",
 			 wq_duration_format(j->ch->timeout, g, sizeof(g)));
 		settle(j, 1, -1, err);
@@ -532,7 +525,6 @@ static void start_command(struct wq__deliver *d, struct djob *j)
 	env[4] = NULL;
 	memset(&so, 0, sizeof(so));
 	so.loop = d->o.loop;
-	so.setpriv = d->o.setpriv;
 	so.argv = j->ch->argv;
 	so.env = env;
 	so.input = j->body;

@@ -34,7 +34,6 @@ struct wq__deliver_opts {
 	uv_loop_t *loop;
 	wq_db *db;
 	const wq_config *cfg;       /* channels, delivery_concurrency, operators_inbox */
-	const char *setpriv;        /* for command channels (see spawn.h) */
 	wq__deliver_log_fn log;     /* operator lines; never bodies */
 	/* Called on the loop after a delivery left its slot (recorded or not). */
 	void (*on_settled)(void *ud);

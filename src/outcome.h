@@ -19,8 +19,8 @@ enum wq__stop_why { WQ__STOP_NONE = 0, WQ__STOP_CANCEL, WQ__STOP_DRAIN, WQ__STOP
 
 /* What happened to one attempt, as the worker saw it. Borrowed pointers. */
 struct wq__run_facts {
-	/* The handler never ran: no kind configured, the program not found, setpriv could
-	 * not exec it. `spawn_error` is the first line of why (may be NULL). */
+	/* The handler never ran: no kind configured, the program not found, its
+	 * exec refused. `spawn_error` is the first line of why (may be NULL). */
 	int spawn_failed;
 	/* The kind does not accept the task's payload version (issue 10, payload_versions):
 	 * nothing ran; `spawn_error` says which version and which are accepted. */

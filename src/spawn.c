@@ -1,11 +1,22 @@
 /*
  * spawn.c — one command handler as a child process (see spawn.h).
  *
- * Five libuv handles belong to a spawn: the process, three pipes and one timer. The timer
- * is reused for each wait in turn (runtime limit → kill grace; after exit: EOF grace).
- * The spawn is finished only when the child has exited, both output pipes reached EOF
- * (or were cut) and stdin is closed; then every handle is closed and on_done runs from
- * the last close callback, so no libuv callback can reach freed memory.
+ * Five libuv handles belong to a spawn: a poll on the child's pidfd, three pipes and one
+ * timer. The timer is reused for each wait in turn (runtime limit → kill grace; after
+ * exit: EOF grace). The spawn is finished only when the child has exited and was reaped,
+ * both output pipes reached EOF (or were cut) and stdin is closed; then every handle is
+ * closed and on_done runs from the last close callback, so no libuv callback can reach
+ * freed memory.
+ *
+ * The child is created with clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD): no copy of the
+ * worker's address space, one exec (the handler's own), and a pidfd from the same system
+ * call, so there is no moment in which the child exists without a descriptor that names
+ * it. Why libuv cannot take our children from us: libuv reaps only the pids of its own
+ * uv_process_t handles (waitpid(pid, WNOHANG) per handle in its SIGCHLD callback, libuv
+ * 1.x on Linux), and installs that callback only for uv_spawn, which wakeq no longer
+ * calls. The one thing that would reap them behind our back is a process-wide SIGCHLD
+ * disposition of SIG_IGN (or SA_NOCLDWAIT) set by an application embedding libwakeq; then
+ * waitid answers ECHILD and the exit reads as killed (outcome unknown), never as success.
  */
 #include "spawn.h"
 #include "internal.h"
@@ -14,25 +25,29 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
 #define WQ__SPAWN_CHUNK 65536
-#define WQ__SPAWN_EXEC_FAIL "setpriv: failed to execute"
 
 struct wq__spawn {
 	struct wq__spawn_opts o; /* argv and env are not retained past start */
-	uv_process_t proc;
+	uv_poll_t proc;  /* readable when the child has exited (its pidfd) */
+	int pidfd;       /* owned; closed after every handle is closed; -1 when none */
 	uv_pipe_t in, out, err;
 	uv_timer_t timer;
 	uv_write_t wreq;
 	int open_handles;
-	int started;   /* uv_spawn succeeded: on_done is owed */
+	int started;   /* the child was started: on_done is owed */
 	int exited, in_closed, out_closed, err_closed;
 	int terminating;
 	int finishing; /* the timer (last handle) is being closed */
@@ -68,17 +83,19 @@ static uint64_t us_to_ms(int64_t us)
 	return (uint64_t)((us + 999) / 1000);
 }
 
+static void spawn_free(struct wq__spawn *sp)
+{
+	if (sp->pidfd >= 0)
+		close(sp->pidfd);
+	free(sp->res.out);
+	free(sp->res.err);
+	free(sp);
+}
+
 static void deliver(struct wq__spawn *sp)
 {
-	struct wq__spawn_result *r = &sp->res;
-
-	if ((r->exit_status == 126 || r->exit_status == 127) && r->err &&
-	    strncmp(r->err, WQ__SPAWN_EXEC_FAIL, strlen(WQ__SPAWN_EXEC_FAIL)) == 0)
-		r->exec_failed = 1;
-	sp->o.on_done(sp, r, sp->o.ud);
-	free(r->out);
-	free(r->err);
-	free(sp);
+	sp->o.on_done(sp, &sp->res, sp->o.ud);
+	spawn_free(sp);
 }
 
 static void check_done(struct wq__spawn *sp);
@@ -107,11 +124,10 @@ static void check_done(struct wq__spawn *sp)
 		return;
 	}
 	if (sp->finishing && sp->open_handles == 0) {
-		if (sp->started) {
+		if (sp->started)
 			deliver(sp);
-		} else {
-			free(sp);
-		}
+		else
+			spawn_free(sp);
 	}
 }
 
@@ -264,14 +280,37 @@ static void on_eof_grace(uv_timer_t *t)
 	check_done(sp);
 }
 
-static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
+/*
+ * The pidfd is readable: the child has exited. Reaped here, by its pidfd, so the number
+ * we reap is the child's even if something else were reaping too. Until this call the
+ * child is at least a zombie, so its pid (and group id) cannot be reused.
+ */
+static void on_exit_cb(uv_poll_t *p, int status, int events)
 {
 	struct wq__spawn *sp = p->data;
+	siginfo_t si;
+	int r;
 
+	memset(&si, 0, sizeof(si));
+	do
+		r = waitid((idtype_t)P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG);
+	while (r != 0 && errno == EINTR);
+	if (r == 0 && si.si_pid == 0)
+		return; /* not yet (a spurious wake-up) */
 	sp->exited = 1;
 	sp->pid = 0;
-	sp->res.term_signal = term_signal;
-	sp->res.exit_status = term_signal ? -1 : (int)status;
+	if (r != 0) {
+		/* ECHILD: reaped behind our back (SIGCHLD ignored process-wide). The exit
+		 * status is lost: the outcome is unknown, as after a kill. */
+		sp->res.term_signal = SIGKILL;
+		sp->res.exit_status = -1;
+	} else if (si.si_code == CLD_EXITED) {
+		sp->res.exit_status = si.si_status;
+	} else {
+		sp->res.term_signal = si.si_status;
+		sp->res.exit_status = -1;
+	}
+	uv_poll_stop(p);
 	close_handle(sp, (uv_handle_t *)&sp->proc);
 	/* The handler is gone; nothing will read what is left of its stdin (a pending
 	 * write completes with UV_ECANCELED when the pipe closes). */
@@ -286,15 +325,15 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal)
 }
 
 /* Signals the handler's whole process group (it leads its own session, see
- * wq__spawn_start), so processes it started itself stop with it; falls back to the
- * handler alone if the group is already gone. Only while the handler has not been
- * reaped (it is our child: its pid and group id are still ours). */
+ * child_main), so processes it started itself stop with it; falls back to the handler
+ * alone, through its pidfd, if the group is already gone. Only while the handler has not
+ * been reaped (it is our child: its pid and group id are still ours). */
 static void signal_handler(struct wq__spawn *sp, int sig)
 {
 	if (sp->exited)
 		return;
 	if (signal_owned(sp->pgid, 1, sig) != 0)
-		uv_process_kill(&sp->proc, sig);
+		pidfd_send_signal(sp->pidfd, sig, NULL, 0);
 }
 
 static void on_kill_grace(uv_timer_t *t)
@@ -501,40 +540,210 @@ static char **build_env(const char *const *changes)
 	return env;
 }
 
+/* ------------------------------------------------------------------ the child ---- */
+
+/* What the child reads, prepared by the parent (the child must not allocate): it lives
+ * in wq__spawn_start's frame, which the child shares (CLONE_VM) while the parent waits
+ * (CLONE_VFORK). */
+struct child_args {
+	const char *path;   /* the handler, resolved like execvp */
+	char **argv, **envp;
+	int fd[3];          /* its stdin, stdout, stderr: all >= 3, close-on-exec */
+	pid_t parent;       /* getpid() before the clone */
+	int err;            /* written by the child: errno of the step that failed */
+};
+
+/*
+ * The child, on the parent's memory until it execs: only system calls, no allocation,
+ * no locks, no sanitizer instrumentation (its stack is not one the sanitizer knows).
+ * Every signal is blocked on entry (the parent blocked them before the clone), so no
+ * handler of the worker can run here; the handled ones are set back to the default
+ * before the mask is cleared, and the mask itself is what the handler starts with: empty
+ * (the worker's loop thread blocks SIGPIPE). On any failure it exits 127 with `err` set.
+ */
+__attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg)
+{
+	struct child_args *a = arg;
+	struct sigaction dfl;
+	sigset_t none;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL); /* glibc's own two refuse: harmless */
+	/* The kernel kills the handler when the worker's thread dies. The worker may have
+	 * died before this line took effect: then our parent is someone else already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != a->parent)
+		goto fail;
+	/* Its own session and process group: a Ctrl-C meant for the worker does not reach
+	 * it (the worker drains instead), and stopping the group stops what it started. */
+	if (setsid() < 0)
+		goto fail;
+	for (int i = 0; i < 3; i++)
+		if (dup2(a->fd[i], i) < 0) /* the copy is not close-on-exec; a->fd[i] is */
+			goto fail;
+	/* Ours are close-on-exec; this also closes what the worker itself inherited without
+	 * the flag (from its own parent), which is not the handler's either. Linux 5.9; on
+	 * an older kernel (ENOSYS) only close-on-exec applies. */
+	close_range(3, ~0U, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(a->path, a->argv, a->envp);
+fail:
+	a->err = errno ? errno : EINVAL;
+	_exit(127);
+}
+
+/* The clone's stack. One suffices: spawns are serialised by cloexec_mutex, and the
+ * parent's thread waits (CLONE_VFORK) until the child has exec'd or exited, after which
+ * the child no longer uses it. */
+static char child_stack[64 * 1024] __attribute__((aligned(64)));
+
+/* A descriptor number >= 3 for fd (close-on-exec), so the child's dup2 onto 0..2 never
+ * overwrites another of its three (the worker may run with 0..2 closed). */
+static int above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd >= 3)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
+}
+
+/* Three pipes: p[0] stdin (child reads p[0][0]), p[1] stdout, p[2] stderr. On failure
+ * errno is set and nothing is left open. */
+static int make_pipes(int p[3][2])
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (pipe2(p[i], O_CLOEXEC) != 0)
+			goto fail;
+		if ((p[i][0] = above_stdio(p[i][0])) < 0 || (p[i][1] = above_stdio(p[i][1])) < 0) {
+			int e = errno;
+
+			if (p[i][0] >= 0)
+				close(p[i][0]);
+			if (p[i][1] >= 0)
+				close(p[i][1]);
+			errno = e;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	{
+		int e = errno;
+
+		while (i-- > 0) {
+			close(p[i][0]);
+			close(p[i][1]);
+		}
+		errno = e;
+	}
+	return -1;
+}
+
+/* Starts the child; its pid, and its pidfd in *pidfd. -1 with errno: nothing runs (an
+ * exec failure is reaped here). */
+static pid_t start_child(struct child_args *a, int *pidfd)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int e;
+
+	sigfillset(&all);
+	a->err = 0;
+	a->parent = getpid();
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* No other thread is inside a section that may hold a descriptor without
+	 * close-on-exec while the child exists (see wq__spawn_cloexec_begin). */
+	pthread_mutex_lock(&cloexec_mutex);
+	pid = clone(child_main, child_stack + sizeof(child_stack),
+		    CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, a, pidfd);
+	e = errno;
+	pthread_mutex_unlock(&cloexec_mutex);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		errno = e;
+		return -1;
+	}
+	if (a->err) { /* exec failed: the child has exited (or is about to): reap it */
+		siginfo_t si;
+
+		while (waitid((idtype_t)P_PIDFD, (id_t)*pidfd, &si, WEXITED) != 0 && errno == EINTR)
+			;
+		close(*pidfd);
+		*pidfd = -1;
+		errno = a->err;
+		return -1;
+	}
+	return pid;
+}
+
+/* The error for a handler that could not be started (errno e): out of descriptors or
+ * processes is the system's state (WQ_ELIMIT), not the handler's. */
+static wq_rc start_error(int e, const char *prog, wq_error *err)
+{
+	wq_rc code = e == EMFILE || e == ENFILE || e == EAGAIN ? WQ_ELIMIT
+		     : e == ENOMEM			     ? WQ_ENOMEM
+							     : WQ_EIO;
+
+	return wq__err(err, code, "%s: %s", prog, strerror(e));
+}
+
 wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq_error *err)
 {
 	struct wq__spawn *sp;
-	uv_process_options_t po;
-	uv_stdio_container_t stdio[3];
+	struct child_args a;
 	char prog[4096];
-	char **args = NULL, **env = NULL;
-	size_t argc = 0;
+	int p[3][2];
+	pid_t pid;
 	wq_rc rc;
-	int uerr;
 
-	if (!o || !o->loop || !o->setpriv || !o->argv || !o->argv[0] || !o->on_done)
-		return wq__err(err, WQ_EINVAL, "spawn: missing loop, setpriv, argv or on_done");
+	if (!o || !o->loop || !o->argv || !o->argv[0] || !o->on_done)
+		return wq__err(err, WQ_EINVAL, "spawn: missing loop, argv or on_done");
 	rc = wq__spawn_which(o->argv[0], prog, sizeof(prog), err);
 	if (rc != WQ_OK)
 		return rc;
 
-	while (o->argv[argc])
-		argc++;
-	args = calloc(argc + 5, sizeof(*args));
-	env = build_env(o->env);
+	memset(&a, 0, sizeof(a));
+	a.path = prog;
+	a.argv = (char **)o->argv;
+	a.envp = build_env(o->env);
 	sp = calloc(1, sizeof(*sp));
-	if (!args || !env || !sp) {
-		free(args);
-		free(env);
+	if (!a.envp || !sp) {
+		free(a.envp);
 		free(sp);
 		return wq__err(err, WQ_ENOMEM, "spawn %s: out of memory", o->argv[0]);
 	}
-	args[0] = (char *)o->setpriv;
-	args[1] = "--pdeathsig";
-	args[2] = "KILL";
-	args[3] = "--";
-	for (size_t i = 0; i < argc; i++)
-		args[4 + i] = o->argv[i];
+	if (make_pipes(p) != 0) {
+		rc = start_error(errno, o->argv[0], err);
+		free(a.envp);
+		free(sp);
+		return rc;
+	}
+	a.fd[0] = p[0][0];
+	a.fd[1] = p[1][1];
+	a.fd[2] = p[2][1];
+	sp->pidfd = -1;
+	pid = start_child(&a, &sp->pidfd);
+	rc = pid < 0 ? start_error(errno, prog, err) : WQ_OK;
+	free(a.envp);
+	/* The child's ends are the child's now (or nobody's). */
+	close(p[0][0]);
+	close(p[1][1]);
+	close(p[2][1]);
+	if (rc != WQ_OK) {
+		close(p[0][1]);
+		close(p[1][0]);
+		close(p[2][0]);
+		free(sp);
+		return rc;
+	}
 
 	sp->o = *o;
 	sp->o.argv = NULL;
@@ -546,58 +755,43 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	sp->err.data = sp;
 	sp->timer.data = sp;
 	sp->wreq.data = sp;
+	sp->started = 1;
+	sp->pid = pid;
+	sp->pgid = pid; /* setsid() in the child */
 
 	uv_pipe_init(o->loop, &sp->in, 0);
 	uv_pipe_init(o->loop, &sp->out, 0);
 	uv_pipe_init(o->loop, &sp->err, 0);
 	uv_timer_init(o->loop, &sp->timer);
 	sp->open_handles = 4;
+	if (uv_pipe_open(&sp->in, p[0][1]) != 0 || uv_pipe_open(&sp->out, p[1][0]) != 0 ||
+	    uv_pipe_open(&sp->err, p[2][0]) != 0 ||
+	    uv_poll_init(o->loop, &sp->proc, sp->pidfd) != 0) {
+		/* The loop cannot watch it (no memory for its tables): the child must not run
+		 * unwatched. A uv_pipe_t owns its descriptor from uv_pipe_open on; the ones
+		 * not reached are closed here. */
+		pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
+		while (waitid((idtype_t)P_PIDFD, (id_t)sp->pidfd, &(siginfo_t){0}, WEXITED) != 0 &&
+		       errno == EINTR)
+			;
+		for (int i = 0; i < 3; i++) {
+			uv_pipe_t *h = i == 0 ? &sp->in : i == 1 ? &sp->out : &sp->err;
+			uv_os_fd_t fd;
 
-	memset(&po, 0, sizeof(po));
-	stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-	stdio[0].data.stream = (uv_stream_t *)&sp->in;
-	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	stdio[1].data.stream = (uv_stream_t *)&sp->out;
-	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	stdio[2].data.stream = (uv_stream_t *)&sp->err;
-	po.exit_cb = on_exit_cb;
-	/* Its own session and process group: a Ctrl-C meant for the worker does not reach
-	 * the handler (the worker drains instead), and stopping the handler stops the
-	 * processes it started. */
-	po.flags = UV_PROCESS_DETACHED;
-	po.file = o->setpriv;
-	po.args = args;
-	po.env = env;
-	po.stdio_count = 3;
-	po.stdio = stdio;
-
-	/* No other thread is inside a section that may hold a descriptor without
-	 * close-on-exec while we fork (see wq__spawn_cloexec_begin). */
-	pthread_mutex_lock(&cloexec_mutex);
-	uerr = uv_spawn(o->loop, &sp->proc, &po);
-	pthread_mutex_unlock(&cloexec_mutex);
-	free(args);
-	free(env);
-	sp->open_handles++; /* the process handle must be closed even after a failure */
-	if (uerr != 0) {
-		/* Out of descriptors or processes: the system's state, not the handler's. */
-		wq_rc code = uerr == UV_EMFILE || uerr == UV_ENFILE || uerr == UV_EAGAIN
-				     ? WQ_ELIMIT
-			     : uerr == UV_ENOMEM ? WQ_ENOMEM
-						 : WQ_EIO;
-
-		rc = wq__err(err, code, "%s: %s", o->setpriv, uv_strerror(uerr));
+			if (uv_fileno((uv_handle_t *)h, &fd) != 0)
+				close(i == 0 ? p[0][1] : p[i][0]);
+		}
+		sp->started = 0;
 		sp->in_closed = sp->out_closed = sp->err_closed = 1;
-		close_handle(sp, (uv_handle_t *)&sp->proc);
 		close_handle(sp, (uv_handle_t *)&sp->in);
 		close_handle(sp, (uv_handle_t *)&sp->out);
 		close_handle(sp, (uv_handle_t *)&sp->err);
-		check_done(sp); /* closes the timer; frees sp from the last close callback */
-		return rc;
+		check_done(sp); /* closes the timer; frees sp (and the pidfd) at the last close */
+		return wq__err(err, WQ_ENOMEM, "spawn %s: the event loop cannot watch it",
+			       o->argv[0]);
 	}
-	sp->started = 1;
-	sp->pid = sp->proc.pid;
-	sp->pgid = sp->proc.pid; /* UV_PROCESS_DETACHED: setsid() in the child */
+	sp->open_handles++;
+	uv_poll_start(&sp->proc, UV_READABLE, on_exit_cb);
 
 	uv_read_start((uv_stream_t *)&sp->out, on_alloc, on_read);
 	uv_read_start((uv_stream_t *)&sp->err, on_alloc, on_read);

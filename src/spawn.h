@@ -1,9 +1,12 @@
 /*
  * spawn.h — runs one command handler as a child process on a libuv loop (SPEC §4).
  *
- * The command is run as `setpriv --pdeathsig KILL -- <argv...>` (no shell), so the kernel
+ * The handler's argv is exec'd directly (no shell, no helper program) in a child made with
+ * clone(CLONE_VM | CLONE_VFORK) that first sets PR_SET_PDEATHSIG (SIGKILL), so the kernel
  * kills the handler when the worker thread that spawned it dies: a handler never outlives
- * a killed worker. setpriv execs the handler in place, so the pid is the handler's.
+ * a killed worker. It leads its own session and process group; only its stdin, stdout
+ * and stderr (pipes) are inherited, every other descriptor is close-on-exec. Its exit is
+ * watched through a pidfd in the loop. Linux 5.4 or later (CLONE_PIDFD, waitid P_PIDFD).
  *
  * Lifecycle: wq__spawn_start() → (wq__spawn_terminate / wq__spawn_kill as needed) →
  * on_done(), called exactly once, after the child has exited AND its stdout and stderr
@@ -26,7 +29,6 @@ struct wq__spawn;
 struct wq__spawn_result {
 	int exit_status;      /* -1 when killed by a signal */
 	int term_signal;      /* 0 unless killed by a signal */
-	int exec_failed;      /* setpriv could not exec the handler (status 126/127) */
 	int timed_out;        /* the runtime limit fired and the handler was stopped */
 	int stop_requested;   /* wq__spawn_terminate/kill reached a live child */
 	int output_cut;       /* pipes were still open long after exit and were closed */
@@ -46,7 +48,6 @@ typedef void (*wq__spawn_timeout_cb)(struct wq__spawn *sp, void *ud);
 
 struct wq__spawn_opts {
 	uv_loop_t *loop;
-	const char *setpriv;        /* absolute path of setpriv (wq__spawn_which) */
 	char *const *argv;          /* the handler's argv, NULL-terminated */
 	/* Environment changes on top of the parent's environment: "NAME=value" sets,
 	 * "NAME" (no '=') removes. NULL-terminated; may be NULL. */
@@ -67,10 +68,12 @@ struct wq__spawn_opts {
 };
 
 /*
- * Starts the handler. On success *out is the running spawn and on_done will be called
- * exactly once. On failure (program not found or not executable, uv_spawn error, no
- * memory) the error names the program and its reason, on_done is never called and
- * nothing is left running (handles already opened close on the next loop turn).
+ * Starts the handler. On success *out is the running spawn (it has exec'd) and on_done
+ * will be called exactly once. On failure (program not found, exec refused — not
+ * executable, a missing interpreter —, no memory) the error names the program and its
+ * reason ("PATH: strerror"), on_done is never called and nothing is left running (a child
+ * whose exec failed is reaped before this returns; handles already opened close on the
+ * next loop turn).
  * WQ_ELIMIT (out of descriptors or processes: EMFILE, ENFILE, EAGAIN) and WQ_ENOMEM
  * mean the system could not start it now; nothing ran, and a later try may succeed.
  */

@@ -66,8 +66,6 @@ static int busy(const struct wq_worker *w)
 
 /* ------------------------------------------------------------------ stopping ---- */
 
-static void watch_wakeups(struct wq_worker *w);
-
 static void close_if_open(uv_handle_t *h)
 {
 	if (h->loop && !uv_is_closing(h))
@@ -98,7 +96,7 @@ static void shutdown_now(struct wq_worker *w)
 	wq__pool_close(w->pool); /* only abandoned handlers can still run: their journal
 				  * calls answer WQ_ESTALE */
 	close_if_open((uv_handle_t *)&w->poll);
-	watch_wakeups(w); /* closing: only closes the watch */
+	wq__wakeup_watch(w); /* closing: only closes the watch and the due timer */
 	close_if_open((uv_handle_t *)&w->beat);
 	close_if_open((uv_handle_t *)&w->drain);
 	close_if_open((uv_handle_t *)&w->kick);
@@ -176,7 +174,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 	wq__sd_notify("STOPPING=1");
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
-	watch_wakeups(w); /* not running any more: only closes the watch */
+	wq__wakeup_watch(w); /* not running any more: only closes the watch and timer */
 	if (busy(w) == 0) {
 		wq__worker_log(w, "info", "%s: stopping", why);
 		shutdown_now(w);
@@ -378,8 +376,6 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	j->sp = NULL;
 	wq__failpoint("handler-exited");
 	memset(&f, 0, sizeof(f));
-	f.spawn_failed = r->exec_failed;
-	f.spawn_error = r->err;
 	f.exit_status = r->exit_status;
 	f.term_signal = r->term_signal;
 	f.timed_out = r->timed_out;
@@ -398,16 +394,12 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	}
 
 	/* keep_stderr (issue 14): a failed attempt's stderr tail goes with the attempt */
-	if (j->kind && j->kind->keep_stderr && !r->exec_failed &&
+	if (j->kind && j->kind->keep_stderr &&
 	    (d.o.kind == WQ__FINISH_FAILED || d.o.kind == WQ__FINISH_RETRY)) {
 		j->stderr_tail = wq__stderr_tail(r->err, r->err_len, j->kind->keep_stderr);
 		d.o.stderr_tail = j->stderr_tail;
 	}
-	/* A spawn failure's only stderr is setpriv's message, already in the detail. */
-	if (r->exec_failed)
-		note[0] = '\0';
-	else
-		wq__worker_stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
+	wq__worker_stderr_summary(r, d.o.kind != WQ__FINISH_SUCCEEDED, note, sizeof(note));
 	if (r->output_cut) {
 		size_t len = strlen(note);
 
@@ -540,7 +532,6 @@ static void start_job(struct wq_worker *w, struct wq__claimed *c)
 
 	memset(&so, 0, sizeof(so));
 	so.loop = &w->loop;
-	so.setpriv = w->setpriv;
 	so.argv = j->kind->argv;
 	so.env = env;
 	so.input = j->t.payload ? j->t.payload : "{}";
@@ -732,64 +723,16 @@ static void do_claim(struct wq_worker *w)
 	if (w->phase == WQ__PH_RUNNING && w->registered)
 		wq__deliver_claim(w->dl, w->self.id);
 	check_idle(w);
+	wq__wakeup_plan(w); /* sleep until the next due time (wakeup.c) */
 }
 
 /* ------------------------------------------------------------------ wake-ups ---- */
 
-/*
- * Stores that can announce new work (PostgreSQL LISTEN/NOTIFY) hand out a descriptor;
- * a readable descriptor means "claim now", so an idle worker starts a task enqueued on
- * another host within milliseconds. The poll timer stays as the fallback for a lost
- * notification. After a reconnect the old descriptor is dead even when the new one has
- * the same number, so the watch is rebuilt whenever the store says so (-1).
- */
-static void free_handle(uv_handle_t *h)
+/* Claims at once (a wake-up, the due timer: wakeup.c). */
+void wq__worker_kick(struct wq_worker *w)
 {
-	free(h);
-}
-
-static void on_wakeup(uv_poll_t *h, int status, int events);
-
-static void watch_wakeups(struct wq_worker *w)
-{
-	int fd;
-
-	if (w->wakeup) {
-		uv_poll_stop(w->wakeup);
-		uv_close((uv_handle_t *)w->wakeup, free_handle);
-		w->wakeup = NULL;
-	}
-	if (!w->db->m->wakeup_fd || w->phase != WQ__PH_RUNNING)
-		return;
-	fd = w->db->m->wakeup_fd(w->db->s);
-	if (fd < 0 || !(w->wakeup = malloc(sizeof(*w->wakeup))))
-		return;
-	if (uv_poll_init(&w->loop, w->wakeup, fd) != 0) {
-		free(w->wakeup);
-		w->wakeup = NULL;
-		return;
-	}
-	w->wakeup->data = w;
-	uv_poll_start(w->wakeup, UV_READABLE, on_wakeup);
-}
-
-/* Reads pending wake-ups; claims when one arrived or the watch had to be rebuilt. */
-static void check_wakeups(struct wq_worker *w)
-{
-	int r;
-
-	if (!w->db->m->wakeup_drain || w->phase != WQ__PH_RUNNING)
-		return;
-	r = w->db->m->wakeup_drain(w->db->s);
-	if (r < 0 || !w->wakeup)
-		watch_wakeups(w);
-	if (r != 0)
+	if (w->phase == WQ__PH_RUNNING)
 		uv_timer_start(&w->kick, on_kick, 0, 0);
-}
-
-static void on_wakeup(uv_poll_t *h, int status, int events)
-{
-	check_wakeups(h->data);
 }
 
 static void on_poll(uv_timer_t *t)
@@ -800,7 +743,7 @@ static void on_poll(uv_timer_t *t)
 	if (w->phase != WQ__PH_RUNNING)
 		return;
 	do_claim(w);
-	check_wakeups(w); /* also notices a reconnect hidden inside a successful call */
+	wq__wakeup_check(w); /* also notices a reconnect hidden inside a successful call */
 }
 
 static void on_kick(uv_timer_t *t)
@@ -1001,6 +944,7 @@ static void on_beat(uv_timer_t *t)
 {
 	wq__sd_watchdog(); /* the loop is alive; the store's health is the heartbeat's */
 	maintain(t->data, 1);
+	wq__wakeup_check(t->data); /* a NOTIFY its store calls read off the socket */
 }
 
 /* ------------------------------------------------------------------ public ---- */
@@ -1025,12 +969,6 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return wq__err(err, WQ_ENOMEM, "wq_worker_new: out of memory");
-	if (wq__spawn_which("setpriv", w->setpriv, sizeof(w->setpriv), &e) != WQ_OK) {
-		free(w);
-		return wq__err(err, WQ_ECONFIG,
-			       "setpriv (util-linux) not found in PATH; the worker needs it so that "
-			       "handlers die with it");
-	}
 	w->db = db;
 	w->cfg = cfg;
 	w->concurrency = cfg->concurrency > 0 ? cfg->concurrency : 1;
@@ -1092,7 +1030,7 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 	}
 	{
 		struct wq__deliver_opts dopts = {
-			.loop = &w->loop, .db = db, .cfg = cfg, .setpriv = w->setpriv,
+			.loop = &w->loop, .db = db, .cfg = cfg,
 			.log = wq__worker_log, .on_settled = on_delivery_settled, .ud = w,
 		};
 
@@ -1169,7 +1107,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 	maintain(w, 0); /* recovery before the first claim */
 	if (w->phase == WQ__PH_NEW) { /* else a store error already stopped it */
 		w->phase = WQ__PH_RUNNING;
-		watch_wakeups(w);
+		wq__wakeup_watch(w);
 		uv_timer_start(&w->poll, on_poll, 0,
 			       ms_of(w->cfg->poll_interval) ? ms_of(w->cfg->poll_interval) : 1);
 		uv_timer_start(&w->beat, on_beat, ms_of(w->cfg->heartbeat),

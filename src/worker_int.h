@@ -127,7 +127,6 @@ struct wq_worker {
 	int handle_signals;
 	void (*log)(void *ud, const char *level, const char *line);
 	void *log_ud;
-	char setpriv[4096];
 	const char **kinds;
 	int *kind_max_attempts; /* parallel to kinds: the kind's max_attempts, 0: none */
 	int *kind_in_process;   /* parallel to kinds (set at the first claim): 1 for a kind
@@ -139,7 +138,11 @@ struct wq_worker {
 	uv_async_t wake;
 	uv_timer_t poll, beat, drain, kick;
 	uv_signal_t sigterm, sigint;
-	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN), or NULL */
+	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN, SQLite's
+			      * wake-up file), or NULL (wakeup.c) */
+	uv_timer_t due;      /* the next due time ahead of the poll (wakeup.c) */
+	int due_ready;       /* `due` was initialised */
+	int64_t due_at;      /* what `due` waits for (wall clock, µs); 0 when stopped */
 	/* Outcomes queued in a loop turn are recorded together after its poll phase
 	 * (worker_record.c); both run only while some are queued. */
 	uv_check_t record_check;
@@ -232,6 +235,19 @@ void wq__record_init(struct wq_worker *w);
 /* Offers kept outcomes (tasks and deliveries) to the store again; with give_up (the
  * drain's deadline) those it still refuses are logged and dropped. */
 void wq__worker_retry_unrecorded(struct wq_worker *w, int give_up);
+
+/* Claims at once (the kick timer), while running. */
+void wq__worker_kick(struct wq_worker *w);
+
+/* wakeup.c (issues 11, 12): when to claim, besides the poll timer and finished tasks. */
+/* (Re)builds the watch on the store's wake-up descriptor while running; otherwise
+ * closes it and the due timer (drain, shutdown). */
+void wq__wakeup_watch(struct wq_worker *w);
+/* Reads pending wake-ups without blocking; kicks a claim when one arrived. */
+void wq__wakeup_check(struct wq_worker *w);
+/* After a claim round: sets the due timer to the earliest future due time of a task,
+ * a delivery or a schedule slot, when that comes before the next poll. */
+void wq__wakeup_plan(struct wq_worker *w);
 
 /* worker_inproc.c */
 /* At wq_worker_run: every configured kind has a command or a registered handler; the

@@ -38,6 +38,11 @@ struct wq__store {
 	int64_t lost_claims[WQ__LOST_CLAIMS_MAX];
 	int nlost_claims;
 	char lost_instance[WQ_NAME_MAX + 1];
+	/* Wake-ups without NOTIFY (SQLite, op_wake.c): the wake-up file (owned; NULL for
+	 * ":memory:"), and within wq__begin..wq__end whether wq__notify asked for a poke
+	 * after the commit. */
+	struct wq__wakefile *wake;
+	int poke;
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array
@@ -259,7 +264,19 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* kept stderr (issue 14) */                                                        \
 	X(attempt_stderr)                                                                   \
 	/* batch enqueue (issue 11) */                                                      \
-	X(enqueue_many)
+	X(enqueue_many)                                                                     \
+	/* wake-ups (issues 11, 12) */                                                      \
+	X(wake_next)
+/* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
+ * is no file to name (":memory:") or no memory. poke: touches it (creates it when
+ * missing); failures are silent (a worker then finds the work at its next poll). fd /
+ * drain: as store.h's wakeup_fd / wakeup_drain (an inotify descriptor on the file). */
+struct wq__wakefile *wq__wakefile_new(const char *db_path);
+void wq__wakefile_free(struct wq__wakefile *wf);
+void wq__wakefile_poke(struct wq__wakefile *wf);
+int wq__wakefile_fd(struct wq__store *s);
+int wq__wakefile_drain(struct wq__store *s);
+
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

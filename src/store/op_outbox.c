@@ -73,6 +73,8 @@ wq_rc wq__deliveries_queue(struct wq__store *s, int64_t task_id, int64_t now, wq
 	for (i = 0; !rc && i < n; i++)
 		rc = wq__eventf(s, task_id, now, 0, "delivery-queued", "", err, "is", "delivery_id",
 				rows[i].id, "channel", rows[i].channel, WQ_NAME_MAX);
+	if (!rc && n > 0)
+		rc = wq__notify(s, err); /* due now: any worker's delivery slot may take it */
 	free(rows);
 	return rc;
 }
@@ -401,7 +403,12 @@ wq_rc wq__op_delivery_retry(struct wq__store *s, int64_t id, int64_t now, wq_err
 {
 	wq_rc rc = wq__begin(s, 1, err);
 
-	return rc ? rc : wq__end(s, retry_body(s, id, now, err), err);
+	if (rc)
+		return rc;
+	rc = retry_body(s, id, now, err);
+	if (!rc)
+		rc = wq__notify(s, err); /* due now */
+	return wq__end(s, rc, err);
 }
 
 wq_rc wq__op_inbox_list(struct wq__store *s, const char *recipient, int unread_only,

@@ -132,6 +132,7 @@ static void store_close(struct wq__store *s)
 		return;
 	if (s->c)
 		s->drv->close(s->c);
+	wq__wakefile_free(s->wake);
 	free(s);
 }
 
@@ -180,6 +181,7 @@ static wq_rc open_sqlite(const char *url, unsigned flags, struct wq__store **out
 {
 	const char *path;
 	struct stat sb;
+	wq_rc rc;
 
 	if (!url)
 		return wq__err(err, WQ_EINVAL, "no database path given");
@@ -193,7 +195,11 @@ static wq_rc open_sqlite(const char *url, unsigned flags, struct wq__store **out
 				       "database %s is not initialised (run 'wakeq init')", path);
 		return wq__err(err, WQ_EIO, "database %s: %s", path, strerror(errno));
 	}
-	return store_open(&wq__sqlite_driver, url, flags, out, err);
+	rc = store_open(&wq__sqlite_driver, url, flags, out, err);
+	/* No wake-up file is no error: workers then find new work at their poll. */
+	if (rc == WQ_OK && strcmp(path, ":memory:") != 0)
+		(*out)->wake = wq__wakefile_new(path);
+	return rc;
 }
 
 static int store_wakeup_fd(struct wq__store *s)
@@ -213,9 +219,9 @@ static int store_wakeup_drain(struct wq__store *s)
 		.wakeup_fd = WAKE_FD, .wakeup_drain = WAKE_DRAIN, WQ__OPS(WQ__OP_METHOD)   \
 	}
 
-/* SQLite has no wake-ups: workers poll. */
+/* SQLite: the wake-up file (op_wake.c). */
 const struct wq__store_methods wq__sqlite_methods =
-	WQ__METHODS("sqlite", open_sqlite, NULL, NULL);
+	WQ__METHODS("sqlite", open_sqlite, wq__wakefile_fd, wq__wakefile_drain);
 
 #ifdef WQ_HAVE_POSTGRES
 static wq_rc open_postgres(const char *url, unsigned flags, struct wq__store **out,

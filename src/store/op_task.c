@@ -173,7 +173,9 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 	if (!rc && t->lock)
 		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
 			     "set lock key", err);
-	if (!rc && t->due_at <= t->now && !q->batched)
+	/* Due later too: an idle worker sets its timer to the earliest due time. A batch
+	 * sends one wake-up for all its tasks (enqueue_many). */
+	if (!rc && !q->batched)
 		rc = wq__notify(s, err);
 	q->row.id = q->id;
 	q->row.state = WQ_STATE_PENDING;

@@ -97,6 +97,7 @@ wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 		return inj;
 	e = s->drv->begin(s->c, write);
 
+	s->poke = 0;
 	s->keep = 0;
 	s->retry_safe = 0;
 	s->lost_op = NULL;
@@ -117,6 +118,9 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 		rc = wq__sql_fail(s, e, "commit", err);
 	if (e)
 		s->drv->rollback(s->c);
+	else if (s->poke)
+		wq__wakefile_poke(s->wake); /* after the commit: the work is there to see */
+	s->poke = 0;
 	s->keep = 0;
 	s->retry_safe = 0;
 	s->lost_op = NULL;
@@ -374,8 +378,10 @@ wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 
 wq_rc wq__notify(struct wq__store *s, wq_error *err)
 {
-	if (!(s->drv->caps & WQ__SQL_CAP_NOTIFY))
+	if (!(s->drv->caps & WQ__SQL_CAP_NOTIFY)) {
+		s->poke = s->wake != NULL; /* the wake-up file, once committed (wq__end) */
 		return WQ_OK;
+	}
 	return wq__run(s, SQL_NOTIFY, WQ__NOARGS, NULL, "notify", err);
 }
 

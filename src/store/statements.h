@@ -488,7 +488,14 @@
 	X(SQL_ATTEMPT_STDERR_SET, "UPDATE attempts SET stderr_tail = $3 WHERE task_id = $1 " \
 	  "AND attempt = $2")                                                               \
 	X(SQL_ATTEMPT_STDERR_GET, "SELECT stderr_tail FROM attempts WHERE task_id = $1 AND " \
-	  "attempt = $2 AND stderr_tail IS NOT NULL")
+	  "attempt = $2 AND stderr_tail IS NOT NULL")                                      \
+	/* ---- wake-ups (issues 11, 12; op_wake.c) ---- */                                 \
+	/* the earliest time after $2 a pending task of the kinds $1 (not paused) or a      \
+	 * pending delivery is due: when an idle worker sets its timer */                   \
+	X(SQL_WAKE_NEXT, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "   \
+	  "AND due_at > $2 AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind "     \
+	  "FROM paused_kinds)), (SELECT min(next_at) FROM deliveries WHERE state = "        \
+	  "'pending' AND next_at > $2)")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -409,8 +409,10 @@ struct wq__store_methods {
 	wq_rc (*reap_orphans)(struct wq__store *s, const char *reason, int64_t now, int *count,
 			      wq_error *err);
 
-	/* Optional wake-ups (NULL without them: SQLite, workers poll). Every transaction that
-	 * can make a task due now (enqueue due now, finish RETRY, resolve RETRY) wakes them.
+	/* Wake-ups: PostgreSQL LISTEN/NOTIFY; SQLite a wake-up file next to the database,
+	 * watched with inotify (op_wake.c); NULL when the store has neither (":memory:").
+	 * Every transaction that creates pending work (enqueue, finish RETRY, resolve or
+	 * retry, deliveries queued or retried) wakes them once it committed.
 	 * wakeup_fd: the descriptor to watch (the store's: never close it) after subscribing
 	 * (LISTEN, redone after a reconnect), or -1 with no connection now (ask again at the
 	 * next poll). wakeup_drain, without blocking: 1 wake-ups arrived, 0 none, -1 the
@@ -651,6 +653,12 @@ struct wq__store_methods {
 	wq_rc (*enqueue_many)(struct wq__store *s, const struct wq__new_task *const *t,
 			      size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
 			      wq_error *item_errs, wq_error *err);
+	/* --- wake-ups (issues 11, 12; op_wake.c) --- */
+	/* The earliest time after `now` at which a pending task of `kinds` (not paused) or a
+	 * pending delivery becomes due; 0 when none. Work already due is not reported (a
+	 * claim takes it, or it waits for something else: a turn lock, a limit). */
+	wq_rc (*wake_next)(struct wq__store *s, const char *const *kinds, size_t nkinds,
+			   int64_t now, int64_t *at, wq_error *err);
 };
 
 /* The backends compiled in. */

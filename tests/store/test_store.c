@@ -948,7 +948,8 @@ static void schedule_catch_up_and_overlap(void **state)
 
 /* A pending task of kind k with lock key `lock` (NULL: none), due a microsecond after the
  * previous one (FIFO by enqueue). */
-static int64_t enqueue_locked(struct fx *f, const char *lock)
+/* A task of kind k with turn lock `lock` (or none), due at due_at (0: now). */
+static int64_t enqueue_at(struct fx *f, const char *lock, int64_t due_at)
 {
 	struct wq__new_task t;
 	struct wq__enqueued_row row;
@@ -965,12 +966,18 @@ static int64_t enqueue_locked(struct fx *f, const char *lock)
 	t.payload_len = 2;
 	t.payload_version = 1;
 	t.payload_sha256 = t.fingerprint = FP;
-	t.due_at = t.order_at = t.now = f->now;
+	t.now = f->now;
+	t.due_at = t.order_at = due_at ? due_at : f->now;
 	t.max_attempts = 3;
 	t.lock = lock;
 	memset(&row, 0, sizeof(row));
 	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
 	return row.id;
+}
+
+static int64_t enqueue_locked(struct fx *f, const char *lock)
+{
+	return enqueue_at(f, lock, 0);
 }
 
 /* Claims up to 10 for inst; the claimed ids in ids[] (ascending), their count returned. */
@@ -1126,6 +1133,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_policy_cases.h" /* limits, follow-ups (issue 10) */
 #include "store_intake_cases.h" /* intake (issue 13) */
 #include "store_batch_cases.h" /* batch enqueue (issue 11) */
+#include "store_wakeup_cases.h" /* wake-ups (issues 11, 12) */
 
 int main(int argc, char **argv)
 {
@@ -1174,6 +1182,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(enqueue_many_items_answer_each, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_many_failure_writes_nothing, setup,
 						teardown),
+		/* wake-ups (issues 11, 12) */
+		cmocka_unit_test_setup_teardown(wake_next_and_wake_file, setup, teardown),
 	};
 	char cmd[128];
 	int rc;

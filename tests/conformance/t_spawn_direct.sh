@@ -1,0 +1,48 @@
+# Command handlers are exec'd directly, without a helper program (issue 11): the handler
+# process is the worker's own child, leads its own session and process group, inherits
+# only stdin, stdout and stderr, and starts with no signal blocked or ignored. A handler
+# whose exec fails (its interpreter is missing) still ends failed, spawn-failed, with the
+# program and the reason in the detail, and nothing runs.
+. "$WAKEQ_TESTS/conformance/lib.sh"
+
+wq init >/dev/null
+printf '#!/nonexistent/interpreter\n' >"$T/unstartable"
+chmod +x "$T/unstartable"
+config "$T/w.ini" <<EOF
+[kind.fds]
+command = ls /proc/self/fd
+[kind.ids]
+command = cut -d " " -f 1,4-6 /proc/self/stat
+[kind.mask]
+command = grep -E "^Sig(Blk|Ign)" /proc/self/status
+[kind.unstartable]
+command = $T/unstartable
+EOF
+fds=$(wq enqueue fds)
+ids=$(wq enqueue ids)
+mask=$(wq enqueue mask)
+bad=$(wq enqueue unstartable)
+start_worker w "$T/w.ini"
+wpid=$(cat "$T/w.pid")
+for id in $fds $ids $mask; do wait_until 30 state_is "$id" succeeded; done
+wait_until 30 state_is "$bad" failed
+
+# ls's own descriptors: the three pipes and the directory it reads, nothing else
+expect_eq "$(wq result "$fds" 2>/dev/null | tr '\n' ' ')" "0 1 2 3 " "descriptors of the handler"
+# pid, parent, process group, session
+set -- $(wq result "$ids" 2>/dev/null)
+expect_eq "$2" "$wpid" "the handler's parent (no process in between)"
+expect_eq "$3" "$1" "the handler's process group (its own)"
+expect_eq "$4" "$1" "the handler's session (its own)"
+blocked=$(wq result "$mask" 2>/dev/null)
+echo "$blocked" | grep -q "^SigBlk:[[:space:]]*0*$" || fail "signals blocked in the handler: $blocked"
+echo "$blocked" | grep -q "^SigIgn:[[:space:]]*0*$" || fail "signals ignored in the handler: $blocked"
+
+expect_eq "$(field_of "$bad" reason)" spawn-failed "reason of an exec failure"
+detail=$(field_of "$bad" reason_detail)
+case "$detail" in
+*"$T/unstartable: No such file or directory"*) ;;
+*) fail "the detail does not name the program and the reason: $detail" ;;
+esac
+expect_eq "$(field_of "$bad" attempts)" 1 "an exec failure is not retried"
+alive "$wpid" || fail "the worker died"
