@@ -609,6 +609,8 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 {
 	int slots;
 
+	if (w->st.claim_busy)
+		w->st.claim_missed = 1;
 	if (w->phase != WQ__PH_RUNNING || !w->registered || w->st.claim_busy)
 		return 0;
 	slots = w->concurrency - w->running + extra;
@@ -674,6 +676,10 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 	free(got);
 	if (!w->st.started)
 		return;
+	if (w->st.claim_missed) {
+		w->st.claim_missed = 0;
+		wq__worker_kick(w);
+	}
 	/* The claim ran off the loop: a drain may have begun meanwhile (it waited for this
 	 * answer), or this is what do_claim does after a claim. */
 	if (w->phase == WQ__PH_KILLING)

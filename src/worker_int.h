@@ -101,6 +101,9 @@ struct wq__store_thread {
 	wq_error batch_e;
 	/* A claim. */
 	int claim_busy;
+	/* A claim was wanted (a wake-up, a finished task) while one was in flight: that
+	 * one may have looked before the new work committed, so claim again after it. */
+	int claim_missed;
 	int claim_todo, claim_ready; /* under mu */
 	int claim_with_batch;        /* under mu: the claim rides in the batch's transaction */
 	struct wq__claim_req req;
