@@ -19,8 +19,10 @@
  *                         stays an escape ("\udc00"): JCS has no form for either.
  *
  * Duplicate member names are refused: RFC 8259 leaves their meaning to each parser, and a
- * fingerprint must not depend on which one wins. Nesting is limited to 2048 levels (as
- * jansson was), which RFC 8259 §9 allows.
+ * fingerprint must not depend on which one wins. Nesting is limited to 256 levels, which
+ * RFC 8259 §9 allows: the parser recurses once per level, and a caller's thread may have a
+ * small stack (2048 levels, jansson's limit, overflowed an 8 MiB stack in the sanitizer
+ * build: found by tests/fuzz).
  *
  * The old canonical form (jansson, sorted keys, %.17g reals) survives only inside
  * wq__fingerprint_legacy, for comparisons with fingerprints stored before version 0.2. */
@@ -36,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JSON_MAX_DEPTH 2048
+#define JSON_MAX_DEPTH 256
 
 /* ------------------------------------------------------------- pass 1 ---- */
 
@@ -195,7 +197,7 @@ static wq_rc parse_container(struct parser *p)
 	wq_rc rc;
 
 	if (p->depth >= JSON_MAX_DEPTH)
-		return perr(p, p->i, "nested deeper than 2048 levels");
+		return perr(p, p->i, "nested deeper than 256 levels");
 	if (p->ncont == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 64;
 		struct span *grown = realloc(p->cont, cap * sizeof *grown);

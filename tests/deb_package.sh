@@ -30,7 +30,7 @@ expect() { [ "$(dpkg-deb -f "$deb" "$1")" = "$2" ] || fail "$1 is '$(dpkg-deb -f
 expect Package wakeq
 expect Version "$(sed -n 's/^project(wakeq VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")"
 deps=$(dpkg-deb -f "$deb" Depends)
-for d in libc6 libsqlite3-0 libuv1 libjansson4 libcurl4; do
+for d in libc6 libsqlite3-0 libuv1 libjansson4 libcurl4 libpq5; do
 	echo "$deps" | grep -q "\\b$d\\b" || fail "Depends lacks $d: $deps"
 done
 ! echo "$deps" | grep -q "cmocka\|postgresql-[0-9]" || fail "a test dependency in Depends: $deps"

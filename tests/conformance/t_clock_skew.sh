@@ -21,7 +21,7 @@ lease = 2s
 command = sh $HANDLERS/handler.sh ok
 EOF
 
-instance_of() { sed -n 's/^wakeq: instance \([^ ]*\) started (pid.*/\1/p' "$T/$1.log" | tail -n 1; }
+instance_of() { sed -n 's/^.*wakeq: info: instance \([^ ]*\) started (pid.*/\1/p' "$T/$1.log" | tail -n 1; }
 # beats_of ID: how many heartbeats the instance's row has seen (a test-side count kept
 # by polling: the row's heartbeat value changes at each one)
 heartbeat_of() {
