@@ -83,6 +83,8 @@ gated=$(idof "$(wq enqueue gated --json)")
 start_worker a "$T/w.ini"
 wait_until 30 test -f "$T/started.$gated"
 kill -KILL "$(cat "$T/a.pid")"
+# reaped before the next worker looks (a dying sanitizer build takes a while to exit)
+wait "$(cat "$T/a.pid")" 2>/dev/null || true
 run_worker "$T/w.ini"
 expect_eq "$(state_of "$gated")" interrupted "parent after its worker was killed"
 expect_eq "$(nchildren "$gated")" 0 "follow-ups of an interrupted attempt"
