@@ -45,7 +45,7 @@ soak: build
 		SECONDS_CHAOS=$(SECONDS) TASKS=$(TASKS) python3 tests/crash/random || exit 1; done'
 
 demo: build
-	@command -v python3 >/dev/null 2>&1 || { echo "make demo needs python3 (scripts/deps --test installs it)" >&2; exit 1; }
+	@scripts/deps --demo
 	examples/demo.sh $(BUILD)/wakeq
 
 install: build

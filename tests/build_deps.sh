@@ -10,6 +10,9 @@ trap 'rm -rf "$T"' EXIT
 
 build=$(sh "$SRC/scripts/deps" --list)
 all=$(sh "$SRC/scripts/deps" --list --test)
+demo=$(sh "$SRC/scripts/deps" --list --demo)
+echo "$demo" | grep -qx python3 || fail "python3 (examples/demo.sh) is not in scripts/deps --demo"
+echo "$demo" | grep -qx postgresql-15 && fail "scripts/deps --demo installs the test server"
 for p in libcmocka-dev postgresql-15 python3; do
 	! echo "$build" | grep -qx "$p" || fail "$p is a build dependency in scripts/deps"
 	echo "$all" | grep -qx "$p" || fail "$p is not in scripts/deps --test"
