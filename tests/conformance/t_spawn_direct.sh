@@ -1,6 +1,8 @@
 # Command handlers are exec'd directly, without a helper program (issue 11): the handler
 # process is the worker's own child, leads its own session and process group, inherits
-# only stdin, stdout and stderr, and starts with no signal blocked or ignored. A handler
+# only stdin, stdout and stderr, and starts with no signal blocked or ignored — not even
+# glibc's reserved 32 and 33 when the worker itself was started with them ignored (as
+# under a CI runner: tests/bin/ignore_reserved.c). A handler
 # whose exec fails (its interpreter is missing) still ends failed, spawn-failed, with the
 # program and the reason in the detail, and nothing runs.
 . "$WAKEQ_TESTS/conformance/lib.sh"
@@ -22,7 +24,9 @@ fds=$(wq enqueue fds)
 ids=$(wq enqueue ids)
 mask=$(wq enqueue mask)
 bad=$(wq enqueue unstartable)
-start_worker w "$T/w.ini"
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$WAKEQ_TEST_IGNORE_RESERVED" "$WQ" >"$T/wq-ign"
+chmod +x "$T/wq-ign"
+WQ="$T/wq-ign" start_worker w "$T/w.ini"
 wpid=$(cat "$T/w.pid")
 for id in $fds $ids $mask; do wait_until 30 state_is "$id" succeeded; done
 wait_until 30 state_is "$bad" failed
