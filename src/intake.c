@@ -44,8 +44,8 @@ struct src {
 	int recorded;          /* records this poll created */
 	/* the poll in progress */
 	int64_t uidvalidity;
-	struct wq__intake_item *todo; /* not yet recorded, to fetch (owned) */
-	size_t ntodo, next;    /* fetched [0, next); the job works on [next, batch_end) */
+	struct wq__intake_item *unrecorded; /* not yet recorded, to fetch (owned) */
+	size_t nunrecorded, next; /* fetched [0, next); the job works on [next, batch_end) */
 	size_t batch_end;
 	char err[WQ__INTAKE_ERR];
 	int failed;
@@ -77,7 +77,7 @@ static void work_list(uv_work_t *req)
 {
 	struct src *s = req->data;
 
-	s->failed = s->be->list(s->conn, s->c, &s->uidvalidity, &s->todo, &s->ntodo, s->err,
+	s->failed = s->be->list(s->conn, s->c, &s->uidvalidity, &s->unrecorded, &s->nunrecorded, s->err,
 				sizeof(s->err)) != 0;
 }
 
@@ -86,7 +86,7 @@ static void work_fetch(uv_work_t *req)
 	struct src *s = req->data;
 
 	for (size_t i = s->next; i < s->batch_end; i++)
-		s->todo[i].error[0] = '\0', s->be->fetch(s->conn, s->c, s->uidvalidity, &s->todo[i]);
+		s->unrecorded[i].error[0] = '\0', s->be->fetch(s->conn, s->c, s->uidvalidity, &s->unrecorded[i]);
 }
 
 static void work_ack(uv_work_t *req)
@@ -221,9 +221,9 @@ static int start_acks(struct src *s)
 
 static void poll_done(struct src *s)
 {
-	wq__intake_items_free(s->todo, s->ntodo);
-	s->todo = NULL;
-	s->ntodo = s->next = s->batch_end = 0;
+	wq__intake_items_free(s->unrecorded, s->nunrecorded);
+	s->unrecorded = NULL;
+	s->nunrecorded = s->next = s->batch_end = 0;
 	s->clean = s->recorded == 0;
 	/* after a poll that found something, the next comes at once: it will find that
 	 * nothing is new (or the next arrivals) */
@@ -288,14 +288,14 @@ static void after_fetch(uv_work_t *req, int status)
 
 	s->step = ST_IDLE;
 	for (size_t i = s->next; status == 0 && i < s->batch_end; i++) {
-		if (s->todo[i].payload)
-			record(s, &s->todo[i]);
+		if (s->unrecorded[i].payload)
+			record(s, &s->unrecorded[i]);
 		else
 			s->in->log(s->in->log_ud, "warning", "intake %s: reading message %s: %s",
-				   s->c->name, s->todo[i].key, s->todo[i].error);
+				   s->c->name, s->unrecorded[i].key, s->unrecorded[i].error);
 	}
 	s->next = s->batch_end;
-	if (status != 0 || s->in->stopping || s->next >= s->ntodo) {
+	if (status != 0 || s->in->stopping || s->next >= s->nunrecorded) {
 		poll_done(s);
 		step(s);
 		return;
@@ -305,12 +305,12 @@ static void after_fetch(uv_work_t *req, int status)
 
 static void fetch_next(struct src *s)
 {
-	s->batch_end = s->next + FETCH_BATCH < s->ntodo ? s->next + FETCH_BATCH : s->ntodo;
+	s->batch_end = s->next + FETCH_BATCH < s->nunrecorded ? s->next + FETCH_BATCH : s->nunrecorded;
 	if (queue(s, ST_FETCH, work_fetch, after_fetch) != 0)
 		poll_done(s);
 }
 
-/* Keeps in s->todo only the keys the store has no record of. */
+/* Keeps in s->unrecorded only the keys the store has no record of. */
 static int drop_known(struct src *s, wq_error *e)
 {
 	const char *keys[KNOWN_BATCH];
@@ -318,29 +318,29 @@ static int drop_known(struct src *s, wq_error *e)
 	size_t i, j, o = 0;
 	wq_rc rc;
 
-	for (i = 0; i < s->ntodo; i += KNOWN_BATCH) {
-		size_t n = s->ntodo - i < KNOWN_BATCH ? s->ntodo - i : KNOWN_BATCH;
+	for (i = 0; i < s->nunrecorded; i += KNOWN_BATCH) {
+		size_t n = s->nunrecorded - i < KNOWN_BATCH ? s->nunrecorded - i : KNOWN_BATCH;
 
 		for (j = 0; j < n; j++)
-			keys[j] = s->todo[i + j].key;
+			keys[j] = s->unrecorded[i + j].key;
 		WQ__STORE_RETRY(rc, s->in->db, intake_known, s->c->name, keys, n, known, e);
-		if (rc != WQ_OK) { /* keep what is still owned: [0, o) and [i, ntodo) */
-			memmove(s->todo + o, s->todo + i, (s->ntodo - i) * sizeof(*s->todo));
-			s->ntodo = o + (s->ntodo - i);
+		if (rc != WQ_OK) { /* keep what is still owned: [0, o) and [i, nunrecorded) */
+			memmove(s->unrecorded + o, s->unrecorded + i, (s->nunrecorded - i) * sizeof(*s->unrecorded));
+			s->nunrecorded = o + (s->nunrecorded - i);
 			return -1;
 		}
 		for (j = 0; j < n; j++) {
-			struct wq__intake_item *it = &s->todo[i + j];
+			struct wq__intake_item *it = &s->unrecorded[i + j];
 
 			if (known[j]) {
 				free(it->ref);
 				free(it->payload);
 			} else {
-				s->todo[o++] = *it;
+				s->unrecorded[o++] = *it;
 			}
 		}
 	}
-	s->ntodo = o;
+	s->nunrecorded = o;
 	return 0;
 }
 
@@ -358,7 +358,7 @@ static void after_list(uv_work_t *req, int status)
 		if (status == 0 && !s->list_failing)
 			in->log(in->log_ud, "warning", "intake %s: polling: %s", s->c->name, s->err);
 		s->list_failing = status == 0;
-		s->ntodo = 0;
+		s->nunrecorded = 0;
 		poll_done(s);
 		s->clean = 0; /* a failed poll did not find "nothing new" */
 		step(s);
@@ -385,7 +385,7 @@ static void after_list(uv_work_t *req, int status)
 		step(s);
 		return;
 	}
-	if (s->ntodo == 0 || in->stopping) {
+	if (s->nunrecorded == 0 || in->stopping) {
 		poll_done(s);
 		step(s);
 		return;
@@ -404,8 +404,8 @@ static void step(struct src *s)
 		return;
 	if (wq_now() < s->next_poll)
 		return;
-	s->todo = NULL;
-	s->ntodo = 0;
+	s->unrecorded = NULL;
+	s->nunrecorded = 0;
 	s->err[0] = '\0';
 	if (queue(s, ST_LIST, work_list, after_list) != 0)
 		s->next_poll = wq_now() + s->c->poll;
@@ -510,7 +510,7 @@ void wq__intake_free(struct wq__intake *in)
 		struct src *s = &in->srcs[i];
 
 		s->be->close(s->conn);
-		wq__intake_items_free(s->todo, s->ntodo);
+		wq__intake_items_free(s->unrecorded, s->nunrecorded);
 		acks_free(s);
 	}
 	free(in->srcs);

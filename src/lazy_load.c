@@ -1,4 +1,5 @@
-/* lazy_load.c — dlopen of libpq and libcurl on first use (lazy_pq.h, lazy_curl.h).
+/* lazy_load.c — dlopen on first use: the loader (lazy.h) and libcurl (lazy_curl.h); libpq's
+ * table is the store's (src/store/lazy_pq.c).
  *
  * Each library is loaded at most once per process (pthread_once), by its soname
  * (WQ_LIBPQ_SONAME, WQ_LIBCURL_SONAME from the build), RTLD_LOCAL so that its symbols
@@ -6,10 +7,8 @@
  * then, so a missing one fails the load, never a later call. */
 #define WQ_LAZY_NO_MACROS 1
 #include "internal.h"
+#include "lazy.h"
 #include "lazy_curl.h"
-#ifdef WQ_HAVE_POSTGRES
-#include "lazy_pq.h"
-#endif
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -33,18 +32,7 @@ static int resolve(void *lib, void *table, const char *const *names, size_t n, c
 	return 0;
 }
 
-/* One library: its soname, its table as an array of pointers, and the outcome. */
-struct lazy {
-	pthread_once_t once;
-	const char *soname;
-	void *table; /* a struct of n function pointers */
-	const char *const *names;
-	size_t n;
-	int rc;
-	char msg[256];
-};
-
-static void lazy_open(struct lazy *l)
+void wq__lazy_open(struct wq__lazy *l)
 {
 	void *lib = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
 
@@ -58,20 +46,19 @@ static void lazy_open(struct lazy *l)
 		dlclose(lib); /* the table is not used when rc != 0 */
 }
 
-#define WQ__LAZY_NAME(f) #f,
 
 /* ---- libcurl ---- */
 
 struct wq__curl_api wq__curl_api;
 static const char *const curl_names[] = {WQ__CURL_FUNCS(WQ__LAZY_NAME)};
-static struct lazy curl_lib = {PTHREAD_ONCE_INIT, WQ_LIBCURL_SONAME, &wq__curl_api,
+static struct wq__lazy curl_lib = {PTHREAD_ONCE_INIT, WQ_LIBCURL_SONAME, &wq__curl_api,
 			       curl_names, WQ__ARRAY_LEN(curl_names), 0, ""};
 _Static_assert(sizeof(struct wq__curl_api) == sizeof(curl_names) / sizeof(char *) * sizeof(void *),
 	       "one slot per name");
 
 static void curl_open(void)
 {
-	lazy_open(&curl_lib);
+	wq__lazy_open(&curl_lib);
 }
 
 int wq__lazy_curl_load(void)
@@ -111,28 +98,3 @@ const char *wq__lazy_curl_multi_strerror(CURLMcode c)
 	return wq__lazy_curl_load() ? "libcurl could not be loaded"
 				    : wq__curl_api.curl_multi_strerror(c);
 }
-
-/* ---- libpq ---- */
-#ifdef WQ_HAVE_POSTGRES
-
-struct wq__pq_api wq__pq_api;
-static const char *const pq_names[] = {WQ__PQ_FUNCS(WQ__LAZY_NAME)};
-static struct lazy pq_lib = {PTHREAD_ONCE_INIT, WQ_LIBPQ_SONAME, &wq__pq_api,
-			     pq_names, WQ__ARRAY_LEN(pq_names), 0, ""};
-_Static_assert(sizeof(struct wq__pq_api) == sizeof(pq_names) / sizeof(char *) * sizeof(void *),
-	       "one slot per name");
-
-static void pq_open(void)
-{
-	lazy_open(&pq_lib);
-}
-
-int wq__lazy_pq_load(char *msg, size_t msgsz)
-{
-	pthread_once(&pq_lib.once, pq_open);
-	if (pq_lib.rc && msg)
-		snprintf(msg, msgsz, "cannot load the PostgreSQL client library (%s): %s",
-			 WQ_LIBPQ_SONAME, pq_lib.msg);
-	return pq_lib.rc;
-}
-#endif
