@@ -50,7 +50,13 @@
 	/* src/worker.c: stop asked, handlers still running */                            \
 	X("drain", "during the drain, after the stop was asked")                           \
 	/* src/store/sql.c: COMMIT done, its answer reported lost (WQ_EUNKNOWN) */         \
-	X("commit-lost", "a COMMIT reported lost although it happened (fault in place)")
+	X("commit-lost", "a COMMIT reported lost although it happened (fault in place)")  \
+	/* src/intake.c: a message's record and its task committed, the poll goes on */    \
+	X("intake-recorded", "after a source message and its task were recorded")         \
+	/* src/intake.c: acknowledgements claimed, the source not told yet */              \
+	X("intake_ack_send", "before a source acknowledgement is sent")                   \
+	/* src/intake.c: the source took the acknowledgement and the store recorded it */  \
+	X("intake-acked", "after a source acknowledgement was sent and recorded")
 
 #ifdef WQ_FAILPOINTS
 

@@ -151,6 +151,7 @@ static void ack_record(struct src *s, size_t i)
 			s->c->name, r->key, e.message);
 		return;
 	}
+	wq__failpoint("intake-acked"); /* crash tests: the answer recorded, not yet logged */
 	if (!a.ok)
 		in->log(in->log_ud, "warning",
 			"intake %s: acknowledging message %s failed (attempt %d): %s; again in %s",
@@ -268,6 +269,7 @@ static void record(struct src *s, struct wq__intake_item *it)
 	WQ__STORE_RETRY(rc, in->db, intake_record, &m, &task_id, &e);
 	if (rc != WQ_OK)
 		goto fail;
+	wq__failpoint("intake-recorded"); /* crash tests: record and task committed */
 	if (task_id > 0) {
 		s->recorded++;
 		in->log(in->log_ud, "info", "intake %s: message %s is task %" PRId64 " (%" PRId64

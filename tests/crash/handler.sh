@@ -7,10 +7,11 @@
 #          `wakeq effect done`; prints a result
 #   plain  a short piece of work (0.2 s); prints a result
 #   quick  the same without the wait
+#   mail   a Maildir source's message: "<task> <attempt id> <key>" into $WAKEQ_TEST_DIR/mail
 set -u
 dir=${WAKEQ_TEST_DIR:?}
 echo "$WAKEQ_TASK_ID $WAKEQ_ATTEMPT_ID" >>"$dir/runs"
-cat >/dev/null
+payload=$(cat)
 case "$1" in
 fx)
 	out=$("${WAKEQ_BIN:?}" effect begin mail 2>/dev/null)
@@ -27,6 +28,11 @@ fx)
 	fi ;;
 quick)
 	echo "done $WAKEQ_TASK_ID" ;;
+mail)
+	# a source message: its key (the Maildir unique name) into $dir/mail
+	key=$(printf '%s' "$payload" | sed -n 's/.*"key": *"\([^"]*\)".*/\1/p')
+	echo "$WAKEQ_TASK_ID $WAKEQ_ATTEMPT_ID ${key:-?}" >>"$dir/mail"
+	echo "handled $key" ;;
 plain)
 	sleep 0.2 # long enough for a stop to find it running
 	echo "done $WAKEQ_TASK_ID" ;;

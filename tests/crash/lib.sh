@@ -49,7 +49,15 @@ retry_backoff = 50ms
 command = sh $CRASH/handler.sh fx
 [kind.plain]
 command = sh $CRASH/handler.sh plain
+[kind.mail]
+command = sh $CRASH/handler.sh mail
+[source.mail]
+type = maildir
+path = $C/md
+kind = mail
+poll = 100ms
 EOF
+	mkdir -p "$C/md/new" "$C/md/cur" "$C/md/tmp"
 }
 
 # case_end: drops the case's PostgreSQL database (a passing case leaves nothing).
@@ -68,7 +76,7 @@ accept() {
 }
 
 # workload: journaled effects with a webhook and an inbox channel, a lock key, a keyed
-# task and a schedule whose slot is due (added on a clock 10 s behind: the test clock,
+# task, three messages in a Maildir source (kind mail) and a schedule whose slot is due (added on a clock 10 s behind: the test clock,
 # not a sleep).
 workload() {
 	WAKEQ_TEST_CLOCK_OFFSET=-10s "$WQ" schedule add tick --every 5s plain >/dev/null
@@ -78,6 +86,17 @@ workload() {
 	accept plain --lock L --payload '{"n":4}'
 	accept plain --lock L --payload '{"n":5}'
 	accept plain --key k-6 --payload '{"n":6}'
+	for i in 1 2 3; do add_mail "$i"; done
+}
+
+# add_mail N: message N into the case's Maildir source (through tmp/, as a delivery
+# agent does). The source is evidence the store does not write: a message the worker
+# acknowledged is in cur/ with the S flag.
+add_mail() {
+	mname="1700000000.M$1P$$.crash"
+	printf 'From: <s%s@example.org>\r\nTo: <t@example.org>\r\nSubject: crash %s\r\nMessage-ID: <m%s.%s@example.org>\r\n\r\nbody %s\r\n' \
+		"$1" "$1" "$1" "$$" "$1" >"$C/md/tmp/$mname"
+	mv "$C/md/tmp/$mname" "$C/md/new/$mname"
 }
 
 # killed_pids: the pids a failpoint killed (from $C/fired) into $C/killed.
@@ -89,5 +108,5 @@ killed_pids() {
 # check_case: the checker over the case, settled.
 check_case() {
 	python3 "$CRASH/check" --db "$WAKEQ_DB" --dir "$C" --accepted "$C/accepted" \
-		--killed "$C/killed" --logs "$C" --settled
+		--killed "$C/killed" --logs "$C" --maildir "$C/md" --settled
 }
