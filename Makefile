@@ -29,8 +29,8 @@ check: test-deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	scripts/with-postgres sh -c 'cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS) && cd ../$(ASAN_BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)'
 
-# Fuzzing (tests/fuzz): every libFuzzer target for FUZZ_SECONDS each (clang build in
-# build-fuzz). `make check` runs each for 10 s.
+# Fuzzing (tests/fuzz): every libFuzzer target for FUZZ_SECONDS each, FUZZ_JOBS (2) at
+# once (clang build in build-fuzz). `make check` runs each for 20 s, two at a time.
 FUZZ_SECONDS ?= 120
 fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(CURDIR)/build-fuzz

@@ -175,28 +175,16 @@ static int perform(struct conn *k, const struct wq__source_config *c, const char
 	return -1;
 }
 
-/* The UIDVALIDITY a SELECT reported into hdr, or 0. */
+/* The UIDVALIDITY a SELECT reported into hdr, or 0 (intake_imap_parse.c). */
 static int64_t uidvalidity_of(const struct buf *b)
 {
-	const char *p = b->p ? strstr(b->p, "[UIDVALIDITY ") : NULL;
-
-	return p ? strtoll(p + 13, NULL, 10) : 0;
-}
-
-static int by_uid(const void *a, const void *b)
-{
-	int64_t x = ((const struct wq__intake_item *)a)->uid,
-		y = ((const struct wq__intake_item *)b)->uid;
-
-	return x < y ? -1 : x > y;
+	return wq__imap_uidvalidity(b->p);
 }
 
 static int im_list(void *conn, const struct wq__source_config *c, int64_t *uidvalidity,
 		   struct wq__intake_item **items, size_t *n, char *err, size_t errsz)
 {
 	struct conn *k = conn;
-	const char *p;
-	size_t cap = 0;
 
 	*items = NULL;
 	*n = 0;
@@ -206,69 +194,13 @@ static int im_list(void *conn, const struct wq__source_config *c, int64_t *uidva
 		snprintf(err, errsz, "the server reported no UIDVALIDITY for the mailbox");
 		return -1;
 	}
-	for (p = k->body.p ? strstr(k->body.p, "* SEARCH") : NULL; p; p = NULL) {
-		char *end;
-
-		p += 8;
-		for (;;) {
-			long long uid = strtoll(p, &end, 10);
-			struct wq__intake_item *it;
-
-			if (end == p || uid <= 0)
-				break;
-			p = end;
-			if (*n == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct wq__intake_item *g = realloc(*items, nc * sizeof(*g));
-
-				if (!g) {
-					wq__intake_items_free(*items, *n);
-					*items = NULL;
-					*n = 0;
-					snprintf(err, errsz, "out of memory listing the mailbox");
-					return -1;
-				}
-				*items = g;
-				cap = nc;
-			}
-			it = &(*items)[(*n)++];
-			memset(it, 0, sizeof(*it));
-			it->uid = uid;
-			snprintf(it->key, sizeof(it->key), "%" PRId64 ":%lld", *uidvalidity, uid);
-		}
-	}
-	if (*n > 1)
-		qsort(*items, *n, sizeof(**items), by_uid);
-	return 0;
+	return wq__imap_search(k->body.p, *uidvalidity, items, n, err, errsz);
 }
 
 /* The literal {len} that follows the FETCH line in b: *at, *len; 0 when whole. */
-static int literal_in(const struct buf *b, int64_t uid, const char **at, size_t *len)
+static int literal_in(const struct buf *b, const char **at, size_t *len)
 {
-	const char *p = b->p, *brace, *eol;
-	char *end;
-	unsigned long long n;
-
-	for (; p && (p = strstr(p, "* ")); p++) {
-		eol = strstr(p, "\r\n");
-		if (!eol)
-			return -1;
-		brace = memchr(p, '{', (size_t)(eol - p));
-		if (!brace || !memmem(p, (size_t)(eol - p), " FETCH ", 7)) {
-			p = eol;
-			continue;
-		}
-		n = strtoull(brace + 1, &end, 10);
-		if (*end != '}' || end + 1 != eol)
-			return -1;
-		if ((size_t)(b->p + b->n - (eol + 2)) < n)
-			return -1; /* cut short */
-		*at = eol + 2;
-		*len = (size_t)n;
-		return 0;
-	}
-	(void)uid;
-	return -1;
+	return wq__imap_literal(b->p, b->n, at, len);
 }
 
 static int im_fetch(void *conn, const struct wq__source_config *c, int64_t uidvalidity,
@@ -289,7 +221,7 @@ static int im_fetch(void *conn, const struct wq__source_config *c, int64_t uidva
 		snprintf(it->error, sizeof(it->error), "UIDVALIDITY changed during the poll");
 		return -1;
 	}
-	if (literal_in(&k->body, it->uid, &msg, &len) && literal_in(&k->hdr, it->uid, &msg, &len)) {
+	if (literal_in(&k->body, &msg, &len) && literal_in(&k->hdr, &msg, &len)) {
 		snprintf(it->error, sizeof(it->error),
 			 "UID %" PRId64 ": no complete message in the FETCH answer", it->uid);
 		return -1;

@@ -226,6 +226,13 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
  * asked for (o->followups), created or rejected as a whole (a `followups-rejected`
  * event); only a store failure is an error. */
 wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_error *err);
+/* The same parse and checks without a store (the fuzzer, tests/fuzz/fuzz_followup.c):
+ * text as a handler's $WAKEQ_FOLLOWUPS file for a parent (kind, operation, depth) under
+ * limits l (NULL: none). 0 when accepted: *n follow-ups, the first maxops operation keys
+ * strdup'd into ops (the caller frees them); -1 when rejected: why holds the reason. */
+int wq__followups_check(const char *text, const struct wq__followup_limits *l,
+			const char *kind, const char *operation, int depth, size_t *n,
+			char **ops, size_t maxops, char *why, size_t whysz);
 
 /* op_intake.c (issue 13): within finish(), after the outcome is recorded: the task's
  * pending intake record, if it has one, becomes handled / giving-up with its

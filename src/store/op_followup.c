@@ -307,6 +307,33 @@ static void fu_free(struct fu_set *f)
 	json_decref(f->doc);
 }
 
+int wq__followups_check(const char *text, const struct wq__followup_limits *l,
+			const char *kind, const char *operation, int depth, size_t *n,
+			char **ops, size_t maxops, char *why, size_t whysz)
+{
+	struct wq__outcome o;
+	struct fu_parent p;
+	struct fu_set f;
+	int bad;
+
+	memset(&o, 0, sizeof(o));
+	memset(&p, 0, sizeof(p));
+	memset(&f, 0, sizeof(f));
+	o.kind = WQ__FINISH_SUCCEEDED;
+	o.followups = text;
+	o.followup_limits = l;
+	snprintf(p.kind, sizeof(p.kind), "%s", kind);
+	snprintf(p.operation, sizeof(p.operation), "%s", operation);
+	p.depth = depth;
+	bad = fu_read(&f, &o, &p) != 0;
+	*n = f.n;
+	snprintf(why, whysz, "%s%s%s", f.why, bad ? ": " : "", f.detail);
+	for (size_t i = 0; !bad && ops && i < f.n && i < maxops; i++)
+		ops[i] = strdup(f.c[i].op); /* the caller frees them */
+	fu_free(&f);
+	return bad ? -1 : 0;
+}
+
 wq_rc wq__followups_create(struct wq__store *s, const struct wq__outcome *o, wq_error *err)
 {
 	struct fu_set f;
