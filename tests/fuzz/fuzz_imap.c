@@ -2,11 +2,13 @@
  * UIDVALIDITY, UID SEARCH, the literal of a UID FETCH). Any answer, never a crash, a
  * read outside it or a leak. Properties: a UIDVALIDITY is 0 or 1..2^32-1; the SEARCH
  * UIDs are in that range, strictly increasing (each message once: one task) and keyed
- * "UIDVALIDITY:UID"; a FETCH literal lies wholly inside the answer. The answer is held
- * as the source holds it: its bytes and a NUL after them. */
+ * "UIDVALIDITY:UID"; a FETCH literal lies wholly inside the answer, and the message in
+ * it becomes a JSON payload (src/intake_msg.c: the header summary, base64). The answer
+ * is held as the source holds it: its bytes and a NUL after them. */
 #include "intake.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +39,21 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		}
 		wq__intake_items_free(items, n);
 	}
-	if (wq__imap_literal(text, size, &at, &len) == 0 &&
-	    (at < text || at > text + size || len > (size_t)(text + size - at)))
-		abort();
+	if (wq__imap_literal(text, size, &at, &len) == 0) {
+		char *payload;
+		size_t plen = 0;
+		json_t *j;
+
+		if (at < text || at > text + size || len > (size_t)(text + size - at))
+			abort();
+		/* the message itself, as intake_imap.c hands it on: its payload is JSON */
+		payload = wq__intake_payload("mail", "1:1", 1, 1, at, len, (int64_t)len, 1, NULL,
+					     &plen);
+		if (!payload || !(j = json_loadb(payload, plen, 0, NULL)))
+			abort();
+		json_decref(j);
+		free(payload);
+	}
 	free(text);
 	return 0;
 }
