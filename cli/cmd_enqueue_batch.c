@@ -330,8 +330,13 @@ int cmd_enqueue_batch(struct cli *cli, int argc, char **argv)
 			ex = cli_errorf(CLI_EXIT_ERROR, "enqueue --batch: out of memory");
 			goto out;
 		}
-		for (size_t i = 0; i < b.n; i++)
+		for (size_t i = 0; i < b.n; i++) {
 			items[i] = b.it[i].o;
+			/* o.notify was set to the item's own array, which a later realloc of
+			 * b.it may have moved: point it at where the item is now */
+			if (items[i].nnotify)
+				items[i].notify = b.it[i].notify;
+		}
 		rc = wq_enqueue_many(db, items, b.n, out, errs, &err);
 		free(items);
 	}
