@@ -76,8 +76,8 @@ accept() {
 }
 
 # workload: journaled effects with a webhook and an inbox channel, a lock key, a keyed
-# task, three messages in a Maildir source (kind mail) and a schedule whose slot is due (added on a clock 10 s behind: the test clock,
-# not a sleep).
+# task, three messages in a Maildir source (kind mail) and a schedule whose slot is due
+# (added on a clock 10 s behind: the test clock, not a sleep).
 workload() {
 	WAKEQ_TEST_CLOCK_OFFSET=-10s "$WQ" schedule add tick --every 5s plain >/dev/null
 	for i in 1 2 3; do
