@@ -12,6 +12,7 @@
 #define D_SKIP_LOCKED " FOR UPDATE SKIP LOCKED"
 /* An ARRAY(...) sub-select is evaluated exactly once (an InitPlan). */
 #define D_PICK(sub) "id = ANY (ARRAY (" sub "))"
+#define D_UNINDEXED(col) col
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
 #define D_RETURNING_ID " RETURNING id"

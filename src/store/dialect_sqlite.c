@@ -10,6 +10,7 @@
 #define D_FOR_UPDATE ""
 #define D_SKIP_LOCKED ""
 #define D_PICK(sub) "id IN (" sub ")"
+#define D_UNINDEXED(col) "+" col
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
 #define D_RETURNING_ID ""

@@ -16,6 +16,10 @@
  *                     temporary table), the id then comes from SQL_LAST_ID
  *   D_MEMBER_INT(p, k) the integer member named by text k of JSON object text p, as a
  *                     scalar sub-select (NULL when absent)
+ *   D_UNINDEXED(col)  col, written so SQLite uses no index for it ("+col"): the claim's
+ *                     outer re-check of state would otherwise make SQLite walk every
+ *                     pending row of tasks_claim instead of looking the picked ids up
+ *                     (O(pending) per claim). PostgreSQL: col.
  *   D_ID_COL, D_NEXT_ID(tbl)
  *                     SQLite names the id of a new task, event, delivery or inbox row:
  *                     above every id the table ever had (id_floor keeps the highest id
@@ -157,8 +161,8 @@
 	  D_PICK("SELECT p.id FROM tasks p WHERE p.state = 'pending' AND p.due_at <= $2 "   \
 		 "AND p.kind IN " D_TEXTS("$3") WQ__CLAIMABLE("$2") " ORDER BY p.order_at, " \
 		 "p.id LIMIT $4" D_SKIP_LOCKED)                                              \
-	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
-	  "WHERE id = $1) RETURNING " WQ__CLAIM_COLUMNS)                                    \
+	  " AND " D_UNINDEXED("state") " = 'pending' AND due_at <= $2 AND EXISTS (SELECT "  \
+	  "1 FROM instances WHERE id = $1) RETURNING " WQ__CLAIM_COLUMNS)                   \
 	/* the tasks that claims with a lost COMMIT answer took ($2: their times) */        \
 	X(SQL_RECLAIM, "SELECT " WQ__CLAIM_COLUMNS " FROM tasks WHERE state = 'running' "   \
 	  "AND instance = $1 AND started_at IN " D_IDS("$2") D_FOR_UPDATE)                  \
