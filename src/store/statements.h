@@ -499,7 +499,24 @@
 	X(SQL_WAKE_NEXT, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "   \
 	  "AND due_at > $2 AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind "     \
 	  "FROM paused_kinds)), (SELECT min(next_at) FROM deliveries WHERE state = "        \
-	  "'pending' AND next_at > $2)")
+	  "'pending' AND next_at > $2)")                                                   \
+	/* wave4 batch: multi-row writes, one statement per kind of row per transaction   \
+	 * (op_rows.c). $1 is ONE JSON array of rows, each a JSON array; only the dialect \
+	 * text differs. */                                                                \
+	/* rows [task_id, at, attempt, type, instance, detail text], ids in array order */ \
+	X(SQL_EVENTS_INSERT_MANY, NULL)                                                     \
+	/* rows [task_id, attempt]; $2 instance, $3 started_at */                          \
+	X(SQL_ATTEMPTS_INSERT_MANY, NULL)                                                   \
+	/* rows [task_id, attempt, finished_at, outcome, reason, exit_status] */            \
+	X(SQL_ATTEMPTS_FINISH_MANY, NULL)                                                   \
+	/* the tasks of the ids $1 (locked where the dialect locks rows, in id order) with \
+	 * what their finish may touch besides the task row: notify channels, a turn lock \
+	 * row, an intake record */                                                        \
+	X(SQL_TASK_STATES, "SELECT id, state, attempt, instance, cancel_requested, "        \
+	  "uncertain_effect, CASE WHEN notify IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN "    \
+	  "EXISTS (SELECT 1 FROM locks l WHERE l.task_id = tasks.id) THEN 1 ELSE 0 END, "    \
+	  "CASE WHEN EXISTS (SELECT 1 FROM intake i WHERE i.task_id = tasks.id) THEN 1 "    \
+	  "ELSE 0 END FROM tasks WHERE id IN " D_IDS("$1") " ORDER BY id" D_FOR_UPDATE)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,
