@@ -278,7 +278,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* batch enqueue (issue 11) */                                                      \
 	X(enqueue_many)                                                                     \
 	/* wake-ups (issues 11, 12) */                                                      \
-	X(wake_next)
+	X(wake_next) \
+	/* wave4 batch: prefetched tasks given back (op_rows.c) */ \
+	X(unclaim)
 /* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
  * is no file to name (":memory:") or no memory. poke: touches it (creates it when
  * missing); failures are silent (a worker then finds the work at its next poll). fd /

@@ -230,3 +230,51 @@ const struct wq__task_facts *wq__rows_fact(const struct wq__store *s, int64_t id
 	}
 	return NULL;
 }
+
+/* ---- prefetched tasks given back (store.h: unclaim) ---- */
+
+static wq_rc unclaim_one(struct wq__store *s, const struct wq__claimed *c,
+			 const char *instance, int64_t now, wq_error *err)
+{
+	int64_t changes = 0;
+	wq_rc rc;
+
+	rc = wq__run(s, SQL_TASK_UNCLAIM,
+		     WQ__ARGS(WQ__AI(c->id), WQ__AI(c->attempt), WQ__AT(instance), WQ__AI(now)),
+		     &changes, "give back a task", err);
+	if (rc)
+		return rc;
+	if (changes == 0) /* fenced off: someone else decided about it meanwhile */
+		return wq__err(err, WQ_ESTALE,
+			       "task %" PRId64 " attempt %" PRId64 ".%d no longer owns the task",
+			       c->id, c->id, c->attempt);
+	wq__rows_attempt_finish(s, c->id, c->attempt, now, "retry", "prefetch-returned", -1);
+	return wq__eventf(s, c->id, now, c->attempt, "prefetch-returned", instance, err, "as",
+			  c->id, c->attempt, "reason",
+			  "claimed ahead of a free slot and never started; pending again", 80);
+}
+
+wq_rc wq__op_unclaim(struct wq__store *s, const struct wq__claimed *c, size_t n,
+		     const char *instance, int64_t now, wq_rc *rcs, wq_error *err)
+{
+	wq_error one;
+	size_t i;
+	wq_rc rc;
+
+	if (n == 0)
+		return WQ_OK;
+	if ((rc = wq__begin(s, 1, err)) != WQ_OK)
+		return rc;
+	s->retry_safe = 1; /* a repeat finds the returned ones fenced off (WQ_ESTALE) */
+	wq__rows_on(s);
+	for (i = 0; i < n && !rc; i++) {
+		rcs[i] = unclaim_one(s, &c[i], instance, now, &one);
+		if (rcs[i] != WQ_ESTALE && rcs[i] != WQ_OK) {
+			rc = rcs[i];
+			*err = one;
+		}
+	}
+	if (!rc)
+		rc = wq__notify(s, err); /* due now: any worker may take them */
+	return wq__end(s, rc, err);
+}

@@ -516,7 +516,12 @@
 	  "uncertain_effect, CASE WHEN notify IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN "    \
 	  "EXISTS (SELECT 1 FROM locks l WHERE l.task_id = tasks.id) THEN 1 ELSE 0 END, "    \
 	  "CASE WHEN EXISTS (SELECT 1 FROM intake i WHERE i.task_id = tasks.id) THEN 1 "    \
-	  "ELSE 0 END FROM tasks WHERE id IN " D_IDS("$1") " ORDER BY id" D_FOR_UPDATE)
+	  "ELSE 0 END FROM tasks WHERE id IN " D_IDS("$1") " ORDER BY id" D_FOR_UPDATE)     \
+	/* a prefetched task given back unstarted, fenced on its attempt: pending again in \
+	 * its place, the attempt not counted against its limit */                        \
+	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = $4, reason "  \
+	  "= 'prefetch-returned', reason_detail = '', retry_base = retry_base + 1, "        \
+	  "max_attempts = max_attempts + 1" WQ__OWNED)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,
