@@ -56,11 +56,14 @@ static void rb_str(struct wq__rowbuf *b, const char *s)
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		rb_put(b, run, (size_t)(s - run));
-		if (c == '"' || c == '\\')
-			snprintf(esc, sizeof esc, "\\%c", c);
-		else
+		if (c == '"' || c == '\\') { /* the common case (detail texts): no snprintf */
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			rb_put(b, esc, 2);
+		} else {
 			snprintf(esc, sizeof esc, "\\u%04x", c);
-		rb_put(b, esc, strlen(esc));
+			rb_put(b, esc, 6);
+		}
 		run = s + 1;
 	}
 	rb_put(b, run, (size_t)(s - run));
