@@ -317,6 +317,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	if (j->next)
 		j->next->prev = j->prev;
 	w->running--;
+	wq__prefetch_settled(w, j);
 	free(j->t.payload);
 	free(j->saved_result);
 	wq__followup_release(j); /* issue 10 */
@@ -617,7 +618,7 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 		w->st.claim_missed = 1;
 	if (w->phase != WQ__PH_RUNNING || !w->registered || w->st.claim_busy)
 		return 0;
-	slots = w->concurrency - w->running + extra + wq__prefetch_room(w);
+	slots = w->concurrency - w->running + extra + wq__prefetch_room(w, extra > 0);
 	if (slots <= 0)
 		return 0;
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it

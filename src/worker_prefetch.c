@@ -35,16 +35,28 @@ static int all_in_process(const struct wq_worker *w)
 	return w->nkinds > 0;
 }
 
+/* Handler slots in use: jobs whose handler has not returned (or whose slot was not
+ * released: commands, or without prefetch). */
+static int busy_slots(const struct wq_worker *w)
+{
+	return w->running - w->pf.released;
+}
+
 static size_t kept(const struct wq_worker *w)
 {
 	return w->pf.n - w->pf.head;
 }
 
-int wq__prefetch_room(struct wq_worker *w)
+int wq__prefetch_room(struct wq_worker *w, int riding)
 {
 	int max = w->cfg->prefetch;
 
 	if (max <= 0 || !all_in_process(w) || kept(w) >= (size_t)max)
+		return 0;
+	/* A claim in a commit of its own costs a commit (an fsync): only when the kept tasks
+	 * would not even refill every slot once. A claim riding in an outcome batch's
+	 * commit tops the queue up for free. */
+	if (!riding && kept(w) >= (size_t)w->concurrency)
 		return 0;
 	return max - (int)kept(w);
 }
@@ -77,7 +89,7 @@ void wq__prefetch_take(struct wq_worker *w, struct wq__claimed *got, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		/* A slot free, or nowhere to keep it: started now (as without prefetch). */
-		if (w->running < w->concurrency || keep(w, &got[i]) != 0)
+		if (busy_slots(w) < w->concurrency || keep(w, &got[i]) != 0)
 			wq__worker_start_job(w, &got[i]);
 	}
 	if (w->phase != WQ__PH_RUNNING) /* a drain began while this claim was in flight */
@@ -88,7 +100,7 @@ void wq__prefetch_next(struct wq_worker *w)
 {
 	struct wq__prefetch *p = &w->pf;
 
-	while (kept(w) > 0 && w->running < w->concurrency && w->phase == WQ__PH_RUNNING)
+	while (kept(w) > 0 && busy_slots(w) < w->concurrency && w->phase == WQ__PH_RUNNING)
 		wq__worker_start_job(w, &p->q[p->head++]);
 	if (kept(w) == 0)
 		p->head = p->n = 0;
@@ -147,4 +159,19 @@ void wq__prefetch_drop(struct wq_worker *w)
 	for (size_t i = w->pf.head; i < w->pf.n; i++)
 		free(w->pf.q[i].payload);
 	w->pf.head = w->pf.n = 0;
+}
+
+void wq__prefetch_release(struct wq_worker *w, struct wq__job *j)
+{
+	if (j->slot_released || !j->ipk || w->cfg->prefetch <= 0 || kept(w) == 0)
+		return;
+	j->slot_released = 1;
+	w->pf.released++;
+	wq__prefetch_next(w);
+}
+
+void wq__prefetch_settled(struct wq_worker *w, struct wq__job *j)
+{
+	if (j->slot_released)
+		w->pf.released--;
 }
