@@ -26,6 +26,7 @@ struct bench_opts {
 	long long rows[BENCH_ROWS_MAX]; /* W5: finished rows before each measurement */
 	int nrows;
 	int progress;         /* print a progress line on stderr (a terminal) */
+	int prefetch;         /* W2, W5: the worker's prefetch (wave4 batch); 0: none */
 };
 
 /* One result line. Fields that do not apply are 0 / NULL and left out. */
@@ -37,6 +38,7 @@ struct bench_result {
 	int latency; /* p50/p99/max are set */
 	double p50_ms, p99_ms, max_ms;
 	long max_rss_kib;
+	int prefetch; /* W2, W5: printed when > 0 */
 };
 
 /* Prints one result (cmd_bench.c decides the format); returns 0 or an exit status. */

@@ -135,7 +135,7 @@ static int drain_workload(const struct bench_opts *o, struct bench_result *r, co
 int bench_w2(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
 {
 	struct bench_result r = {.workload = "W2", .handler = "in-process", .n = o->n,
-				 .concurrency = o->concurrency};
+				 .concurrency = o->concurrency, .prefetch = o->prefetch};
 
 	return drain_workload(o, &r, "bench-w2", NULL, emit, ctx);
 }
@@ -165,7 +165,8 @@ int bench_w5(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
 	have = count_of(db, "bench-w5-fill", "succeeded", &ex);
 	for (int i = 0; i < o->nrows && !ex; i++) {
 		struct bench_result r = {.workload = "W5", .handler = "in-process", .n = o->n,
-					 .concurrency = o->concurrency, .rows = o->rows[i]};
+					 .concurrency = o->concurrency, .rows = o->rows[i],
+					 .prefetch = o->prefetch};
 
 		if (have < o->rows[i]) {
 			ex = bench_fill(db, o, "bench-w5-fill", o->rows[i] - have);

@@ -34,9 +34,9 @@ double bench_clock(void)
 void bench_worker_config(const struct bench_opts *o, int concurrency, const char *extra,
 			 char *buf, size_t bufsz)
 {
-	snprintf(buf, bufsz, "[worker]\nconcurrency = %d\n%s%s%s%s", concurrency,
-		 o->poll ? "poll_interval = " : "", o->poll ? o->poll : "", o->poll ? "\n" : "",
-		 extra ? extra : "");
+	snprintf(buf, bufsz, "[worker]\nconcurrency = %d\nprefetch = %d\n%s%s%s%s", concurrency,
+		 o->prefetch, o->poll ? "poll_interval = " : "", o->poll ? o->poll : "",
+		 o->poll ? "\n" : "", extra ? extra : "");
 }
 
 void bench_quiet_log(void *ud, const char *level, const char *line)
@@ -98,6 +98,8 @@ static int emit_json(const struct out *x, const struct bench_result *r)
 		json_object_set_new(j, "batch", json_integer(r->batch));
 	if (r->rows)
 		json_object_set_new(j, "rows", json_integer(r->rows));
+	if (r->prefetch)
+		json_object_set_new(j, "prefetch", json_integer(r->prefetch));
 	if (r->latency) {
 		json_object_set_new(j, "p50_ms", json_real(r->p50_ms));
 		json_object_set_new(j, "p99_ms", json_real(r->p99_ms));
@@ -131,6 +133,8 @@ static void emit_line(const struct out *x, const struct bench_result *r)
 	if (r->rows)
 		printf(" rows=%lld", r->rows);
 	printf(" n=%lld concurrency=%d", r->n, r->concurrency);
+	if (r->prefetch)
+		printf(" prefetch=%d", r->prefetch);
 	if (r->latency)
 		printf(" p50_ms=%.3f p99_ms=%.3f max_ms=%.3f", r->p50_ms, r->p99_ms, r->max_ms);
 	else
@@ -271,7 +275,7 @@ static const char *synchronous_of(const char *url)
 int cmd_bench(struct cli *cli, int argc, char **argv)
 {
 	const char *wl = "W2", *tasks = NULL, *conc = NULL, *batch = NULL, *rows = NULL;
-	const char *pause = NULL, *pos[1];
+	const char *pause = NULL, *pos[1], *prefetch = NULL;
 	struct bench_opts o = {.n = 2000, .concurrency = 8, .batch = 1000,
 			       .handler = "/bin/true", .pause_us = 10000,
 			       .rows = {10000, 100000}, .nrows = 2};
@@ -284,6 +288,7 @@ int cmd_bench(struct cli *cli, int argc, char **argv)
 		CLI_VALUE("--rows", &rows),	  CLI_VALUE("--handler", &o.handler),
 		CLI_VALUE("--poll", &o.poll),	  CLI_VALUE("--pause", &pause),
 		CLI_FLAG("--processes", &o.processes), CLI_FLAG("--json", &x->json),
+		CLI_VALUE("--prefetch", &prefetch),
 		CLI_END,
 	};
 
@@ -293,7 +298,8 @@ int cmd_bench(struct cli *cli, int argc, char **argv)
 	    (tasks && (ex = cli_parse_int("--tasks", tasks, 1, 100000000, &o.n))) ||
 	    (conc && (ex = cli_parse_int("--concurrency", conc, 1, 1024, &o.concurrency))) ||
 	    (batch && (ex = cli_parse_int("--batch", batch, 1, WQ_ENQUEUE_MANY_MAX, &o.batch))) ||
-	    (rows && (ex = parse_rows(rows, &o))))
+	    (rows && (ex = parse_rows(rows, &o))) ||
+	    (prefetch && (ex = cli_parse_int("--prefetch", prefetch, 0, 100000, &o.prefetch))))
 		goto out;
 	if (pause) {
 		wq_error err = {0, ""};

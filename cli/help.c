@@ -186,7 +186,8 @@ static const struct help helps[] = {
 	 "wakeq workers", EXIT_STD},
 	{"bench",
 	 "bench [--workload W[,W...]] [--tasks N] [--concurrency C] [--processes] [--batch B]\n"
-	 "      [--rows R[,R...]] [--handler CMD] [--poll DURATION] [--pause DURATION] [--json]",
+	 "      [--rows R[,R...]] [--handler CMD] [--poll DURATION] [--pause DURATION] [--json]\n"
+	 "      [--prefetch N]",
 	 "pgbench-like workloads on a throwaway SQLite store (or --db): one line per result,\n"
 	 "e.g. workload=W2 backend=sqlite synchronous=full handler=in-process n=2000 ...\n"
 	 "tasks_per_s=...; a table at the end on a terminal (bench/README.md)",
@@ -196,6 +197,8 @@ static const struct help helps[] = {
 			   "finished rows; a comma list runs several"},
 	  {"--tasks N", "tasks per result (W3: samples; default 2000)"},
 	  {"--concurrency C", "W1c: enqueuers; W2, W2c, W5: the worker's (default 8)"},
+	  {"--prefetch N", "W2, W5: the worker's prefetch: tasks claimed beyond its\n"
+			   "free slots (default 0)"},
 	  {"--processes", "W1c: enqueuers are processes, not threads"},
 	  {"--batch B", "items per wq_enqueue_many (W1b and the untimed fills; 1000)"},
 	  {"--rows R,...", "W5: finished rows before each measurement (10000,100000)"},

@@ -58,6 +58,7 @@ static const struct key worker_keys[] = {
 	WK("operators_inbox", K_RECIPIENT, operators_inbox, 0, 0),
 	WK("schedule_lease", K_DURATION, schedule_lease, 20 * WQ__US_PER_MS, DAY), /* issue 12 */
 	WK("log_format", K_LOG_FORMAT, log_json, 0, 0), /* issue 14 */
+	WK("prefetch", K_INT, prefetch, 0, 100000), /* wave4 batch (worker_prefetch.c) */
 };
 
 /* [retention] (SPEC §15), read by `wakeq prune --config`. */

@@ -209,6 +209,9 @@ struct wq_config {
 	struct wq__source_config *sources;
 	size_t nsources;
 	int log_json;              /* [worker] log_format = json (issue 14); 0: text */
+	/* wave4 batch: tasks claimed beyond the free slots, waiting in memory for one
+	 * (worker_prefetch.c); in-process kinds only; default 0 (none) */
+	int prefetch;
 };
 
 /* worker_log.c (issue 14): one operator line on stderr, "<RFC 3339> wakeq: <level>:

@@ -81,6 +81,7 @@ static void shutdown_now(struct wq_worker *w)
 	if (w->phase == WQ__PH_CLOSING)
 		return;
 	w->phase = WQ__PH_CLOSING;
+	wq__prefetch_give_back(w); /* (none left after a drain) */
 	if (w->registered) {
 		rc = wq__instance_unregister(w->db, &w->self, &e);
 		if (rc != WQ_OK && rc != WQ_ENOTFOUND) {
@@ -171,6 +172,7 @@ static void begin_drain(struct wq_worker *w, const char *why)
 		return;
 	schedules_release(w); /* stop producing first */
 	w->phase = WQ__PH_DRAINING;
+	wq__prefetch_give_back(w); /* never started: pending again, not waited for */
 	wq__sd_notify("STOPPING=1");
 	uv_timer_stop(&w->poll);
 	uv_timer_stop(&w->kick);
@@ -315,6 +317,7 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 	if (j->next)
 		j->next->prev = j->prev;
 	w->running--;
+	wq__prefetch_settled(w, j);
 	free(j->t.payload);
 	free(j->saved_result);
 	wq__followup_release(j); /* issue 10 */
@@ -333,6 +336,7 @@ void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j)
 		if (busy(w) == 0)
 			shutdown_now(w);
 	} else {
+		wq__prefetch_next(w);
 		after_finish(w);
 	}
 }
@@ -357,6 +361,7 @@ static void on_delivery_settled(void *ud)
 		if (busy(w) == 0)
 			shutdown_now(w);
 	} else {
+		wq__prefetch_next(w);
 		after_finish(w);
 	}
 }
@@ -425,7 +430,7 @@ static void on_timeout(struct wq__spawn *sp, void *ud)
 
 /* ------------------------------------------------------------------ starting ---- */
 
-static void start_job(struct wq_worker *w, struct wq__claimed *c)
+void wq__worker_start_job(struct wq_worker *w, struct wq__claimed *c)
 {
 	struct wq__job *j = calloc(1, sizeof(*j));
 	struct wq__spawn_opts so;
@@ -613,7 +618,7 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 		w->st.claim_missed = 1;
 	if (w->phase != WQ__PH_RUNNING || !w->registered || w->st.claim_busy)
 		return 0;
-	slots = w->concurrency - w->running + extra;
+	slots = w->concurrency - w->running + extra + wq__prefetch_room(w, extra > 0);
 	if (slots <= 0)
 		return 0;
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
@@ -671,8 +676,7 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 	if (n > 0)
 		wq__failpoint("claim-committed");
 	w->last_claim_empty = n == 0;
-	for (size_t i = 0; i < n; i++)
-		start_job(w, &got[i]);
+	wq__prefetch_take(w, got, n); /* started, or kept for a free slot */
 	free(got);
 	if (!w->st.started)
 		return;
@@ -858,6 +862,7 @@ static int stop_lost(struct wq_worker *w, const char *old_id)
 {
 	int n = 0;
 
+	wq__prefetch_drop(w); /* claimed under old_id, never started: no longer ours */
 	for (struct wq__job *j = w->jobs; j; j = j->next) {
 		if ((!j->sp && !j->ip) || strcmp(j->instance, old_id) != 0)
 			continue;
@@ -1174,6 +1179,7 @@ void wq_worker_free(wq_worker *w)
 	free(w->kinds);
 	free(w->kind_max_attempts);
 	free(w->kind_in_process);
+	wq__prefetch_free(w); /* wave4 batch */
 	free(w->host);
 	free(w->db_url);
 	free(w);

@@ -71,6 +71,9 @@ struct wq__job {
 	char *fu_text;                        /* owned; the JSON array text, or NULL */
 	char fu_error[160];                   /* why it could not be read, or "" */
 	struct wq__followup_limits fu_limits;
+	/* wave4 batch (worker_prefetch.c): its in-process handler returned and its outcome
+	 * waits for its commit: the handler slot is free for a prefetched task */
+	int slot_released;
 };
 
 /*
@@ -178,6 +181,13 @@ struct wq_worker {
 	wq_rc rc;
 	wq_error err;
 	struct wq__claim_policy policy; /* issue 10 (policy.c): what claims carry */
+	/* wave4 batch (worker_prefetch.c): claimed tasks waiting for a free slot, in claim
+	 * order from q[head]; each owns its payload */
+	struct wq__prefetch {
+		struct wq__claimed *q;
+		size_t head, n, cap;
+		int released; /* jobs with slot_released, not yet settled */
+	} pf;
 };
 
 
@@ -264,5 +274,28 @@ void wq__inproc_start(struct wq_worker *w, struct wq__job *j);
  * kill_grace), an in-process handler its cancellation flag (then abandonment). 1 when
  * something was stopped. */
 int wq__job_terminate(struct wq_worker *w, struct wq__job *j, wq_job_stop why);
+
+/* worker.c: starts the handler of claimed task c (its payload taken over). */
+void wq__worker_start_job(struct wq_worker *w, struct wq__claimed *c);
+
+/* worker_prefetch.c (wave4 batch): `prefetch` tasks claimed ahead of free slots.
+ * room: how many more a claim may take beyond the free slots (0 unless every kind of
+ * the worker runs in-process; a claim of its own, not `riding` in an outcome batch's
+ * commit, only while fewer than `concurrency` wait); take: starts the n claimed tasks got while slots are free
+ * and keeps the rest (each payload taken over); next: starts kept ones while slots are
+ * free; give_back: returns every kept one to pending (the drain), fenced on its attempt. */
+int wq__prefetch_room(struct wq_worker *w, int riding);
+void wq__prefetch_take(struct wq_worker *w, struct wq__claimed *got, size_t n);
+void wq__prefetch_next(struct wq_worker *w);
+void wq__prefetch_give_back(struct wq_worker *w);
+void wq__prefetch_free(struct wq_worker *w);
+/* The instance was declared lost: the kept tasks (claimed under its old id, interrupted
+ * by the recovery that declared it) are forgotten, never started. */
+void wq__prefetch_drop(struct wq_worker *w);
+/* Job j's in-process handler returned and its outcome is queued for its commit: with
+ * prefetch its handler slot goes to the next kept task at once (the job stays, unsettled,
+ * until the store answered: nothing is reported before). settled: j leaves. */
+void wq__prefetch_release(struct wq_worker *w, struct wq__job *j);
+void wq__prefetch_settled(struct wq_worker *w, struct wq__job *j);
 
 #endif /* WQ_WORKER_INT_H */

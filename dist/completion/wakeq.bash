@@ -39,7 +39,7 @@ _wakeq()
 	dead) opts=" --json" ;;
 	stats) opts=" --json" ;;
 	workers) opts=" --json" ;;
-	bench) opts=" --workload --tasks --concurrency --processes --batch --rows --handler --poll --pause --json" ;;
+	bench) opts=" --workload --tasks --concurrency --prefetch --processes --batch --rows --handler --poll --pause --json" ;;
 	schedule) opts=" --cron --tz --every --overlap --catch-up --json add list show pause resume rm" ;;
 	lock) opts=" --holder --ttl --json acquire renew release run list" ;;
 	pause) opts="" ;;

@@ -12,6 +12,7 @@
 #define D_SKIP_LOCKED " FOR UPDATE SKIP LOCKED"
 /* An ARRAY(...) sub-select is evaluated exactly once (an InitPlan). */
 #define D_PICK(sub) "id = ANY (ARRAY (" sub "))"
+#define D_UNINDEXED(col) col
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
 #define D_RETURNING_ID " RETURNING id"
@@ -61,6 +62,27 @@ static const char *postgres_text(int id)
 	case SQL_KIND_LOCK:
 		return "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(CAST($1 AS text), "
 		       "7711))) AS l";
+	/* wave4 batch: multi-row writes (op_rows.c); identities in array order. The
+	 * planner guesses 100 rows for a JSON array: the attempts update names its task ids
+	 * as an array (evaluated once) so that it looks them up by index, not by a hash
+	 * join over every attempts row. */
+	case SQL_EVENTS_INSERT_MANY:
+		return "INSERT INTO events (task_id, at, attempt, type, instance, detail) SELECT "
+		       "CAST(e.v->>0 AS bigint), CAST(e.v->>1 AS bigint), CAST(e.v->>2 AS "
+		       "integer), e.v->>3, e.v->>4, e.v->>5 FROM json_array_elements(CAST($1 AS "
+		       "json)) WITH ORDINALITY AS e (v, n) ORDER BY e.n";
+	case SQL_ATTEMPTS_INSERT_MANY:
+		return "INSERT INTO attempts (task_id, attempt, instance, started_at) SELECT "
+		       "CAST(e.v->>0 AS bigint), CAST(e.v->>1 AS integer), $2, $3 FROM "
+		       "json_array_elements(CAST($1 AS json)) AS e (v)";
+	case SQL_ATTEMPTS_FINISH_MANY:
+		return "UPDATE attempts SET finished_at = r.f, outcome = r.o, reason = r.r, "
+		       "exit_status = r.x FROM (SELECT CAST(e.v->>0 AS bigint) AS t, CAST(e.v->>1 "
+		       "AS integer) AS a, CAST(e.v->>2 AS bigint) AS f, e.v->>3 AS o, e.v->>4 AS "
+		       "r, CAST(e.v->>5 AS integer) AS x FROM json_array_elements(CAST($1 AS "
+		       "json)) AS e (v)) AS r WHERE attempts.task_id = ANY (ARRAY (SELECT "
+		       "CAST(e.v->>0 AS bigint) FROM json_array_elements(CAST($1 AS json)) AS e "
+		       "(v))) AND attempts.task_id = r.t AND attempts.attempt = r.a";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -10,6 +10,7 @@
 #define D_FOR_UPDATE ""
 #define D_SKIP_LOCKED ""
 #define D_PICK(sub) "id IN (" sub ")"
+#define D_UNINDEXED(col) "+" col
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
 #define D_RETURNING_ID ""
@@ -61,6 +62,26 @@ static const char *sqlite_text(int id)
 		return "SELECT length($1)";
 	case SQL_KIND_LOCK:
 		return "SELECT length($1)";
+	/* wave4 batch: multi-row writes (op_rows.c); the id base is read once, j.key
+	 * keeps the rows apart and in order */
+	case SQL_EVENTS_INSERT_MANY:
+		return "INSERT INTO events (id, task_id, at, attempt, type, instance, detail) "
+		       "SELECT max(coalesce((SELECT max(id) FROM events), 0), coalesce((SELECT "
+		       "id FROM id_floor WHERE tbl = 'events'), 0)) + j.key + 1, json_extract("
+		       "j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, "
+		       "'$[2]'), json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'), "
+		       "json_extract(j.value, '$[5]') FROM json_each($1) j ORDER BY j.key";
+	case SQL_ATTEMPTS_INSERT_MANY:
+		return "INSERT INTO attempts (task_id, attempt, instance, started_at) SELECT "
+		       "json_extract(value, '$[0]'), json_extract(value, '$[1]'), $2, $3 FROM "
+		       "json_each($1)";
+	case SQL_ATTEMPTS_FINISH_MANY:
+		return "UPDATE attempts SET finished_at = r.f, outcome = r.o, reason = r.r, "
+		       "exit_status = r.x FROM (SELECT json_extract(value, '$[0]') AS t, "
+		       "json_extract(value, '$[1]') AS a, json_extract(value, '$[2]') AS f, "
+		       "json_extract(value, '$[3]') AS o, json_extract(value, '$[4]') AS r, "
+		       "json_extract(value, '$[5]') AS x FROM json_each($1)) AS r WHERE "
+		       "attempts.task_id = r.t AND attempts.attempt = r.a";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

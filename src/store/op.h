@@ -43,6 +43,18 @@ struct wq__store {
 	 * after the commit. */
 	struct wq__wakefile *wake;
 	int poke;
+	/* wave4 batch (op_rows.c): within a write transaction that called wq__rows_on, the
+	 * events and attempt finishes it writes, each kind of row written by one statement
+	 * just before COMMIT (wq__end); the buffers are kept for the next transaction.
+	 * facts: the batch's tasks read in one statement (finish_batch), NULL otherwise. */
+	int rows_on;
+	struct wq__rowbuf {
+		char *p; /* owned: JSON array text being built, "[" ... */
+		size_t n, cap, rows;
+		int bad; /* out of memory while appending: the transaction fails */
+	} ev_rows, att_rows;
+	const struct wq__task_facts *facts;
+	size_t nfacts;
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array
@@ -273,7 +285,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* batch enqueue (issue 11) */                                                      \
 	X(enqueue_many)                                                                     \
 	/* wake-ups (issues 11, 12) */                                                      \
-	X(wake_next)
+	X(wake_next) \
+	/* wave4 batch: prefetched tasks given back (op_rows.c) */ \
+	X(unclaim)
 /* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
  * is no file to name (":memory:") or no memory. poke: touches it (creates it when
  * missing); failures are silent (a worker then finds the work at its next poll). fd /
@@ -283,6 +297,39 @@ void wq__wakefile_free(struct wq__wakefile *wf);
 void wq__wakefile_poke(struct wq__wakefile *wf);
 int wq__wakefile_fd(struct wq__store *s);
 int wq__wakefile_drain(struct wq__store *s);
+
+/* ---- wave4 batch: multi-row writes (op_rows.c) ---- */
+/* A task of a batch as read by SQL_TASK_STATES: its state and whether its finish has a
+ * notify list, a turn lock row or an intake record to handle (0: that step would find
+ * nothing, and is skipped). */
+struct wq__task_facts {
+	int64_t id;
+	struct wq__task_state ts;
+	int notify, lock, intake;
+};
+void wq__rows_on(struct wq__store *s); /* within wq__begin..wq__end */
+wq_rc wq__rows_flush(struct wq__store *s, wq_error *err); /* wq__end, before COMMIT */
+void wq__rows_reset(struct wq__store *s);                 /* wq__begin, wq__end */
+void wq__rows_free(struct wq__store *s);                  /* the store's close */
+/* Appends an event (detail: JSON object text) or an attempt's finish to the buffers;
+ * 0 when buffering is off (the caller writes the row itself). */
+int wq__rows_event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		   const char *type, const char *instance, const char *detail);
+int wq__rows_attempt_finish(struct wq__store *s, int64_t task_id, int attempt, int64_t now,
+			    const char *outcome, const char *reason, int exit_status);
+/* A row appended to b: fmt 'i' an int64_t, 's' a string (valid UTF-8); the array's text
+ * (closed) or NULL when out of memory; the rows dropped. */
+void wq__rb_row(struct wq__rowbuf *b, const char *fmt, ...);
+const char *wq__rb_text(struct wq__rowbuf *b);
+void wq__rb_clear(struct wq__rowbuf *b);
+/* The attempts rows [task_id, attempt] of `rows` (claimed tasks), one statement. */
+wq_rc wq__rows_attempts_insert(struct wq__store *s, struct wq__rowbuf *rows,
+			       const char *instance, int64_t now, wq_error *err);
+/* The facts of the n tasks ids (sorted) into *out (malloc'd, in id order). */
+wq_rc wq__rows_facts(struct wq__store *s, const int64_t *ids, size_t n,
+		     struct wq__task_facts **out, size_t *nout, wq_error *err);
+/* The facts of task id in s->facts, NULL when not read. */
+const struct wq__task_facts *wq__rows_fact(const struct wq__store *s, int64_t id);
 
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;

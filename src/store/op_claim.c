@@ -84,18 +84,15 @@ static void lost_claim_remember(struct wq__store *s, const struct wq__claim_req 
 	s->lost_claims[s->nlost_claims++] = req->now;
 }
 
-static wq_rc attempt_insert(struct wq__store *s, int64_t task_id, int attempt,
-			    const char *instance, int64_t now, wq_error *err)
-{
-	return wq__run(s, SQL_ATTEMPT_INSERT,
-		       WQ__ARGS(WQ__AI(task_id), WQ__AI(attempt), WQ__AT(instance), WQ__AI(now)),
-		       NULL, "insert attempt", err);
-}
-
+/* The attempts row's end; in a claim or finish transaction with the others of the batch
+ * at COMMIT (op_rows.c: nothing there reads it back before). */
 static wq_rc attempt_finish(struct wq__store *s, int64_t task_id, int attempt, int64_t now,
 			    const char *outcome, const char *reason, int exit_status,
 			    wq_error *err)
 {
+	if (wq__rows_attempt_finish(s, task_id, attempt, now, outcome, wq__nz(reason),
+				    exit_status))
+		return WQ_OK;
 	return wq__run(s, SQL_ATTEMPT_FINISH,
 		       WQ__ARGS(WQ__AI(task_id), WQ__AI(attempt), WQ__AI(now), WQ__AT(outcome),
 				WQ__AT(wq__nz(reason)), WQ__AI(exit_status)),
@@ -143,14 +140,38 @@ static wq_rc started_event(struct wq__store *s, const struct wq__claim_req *req,
 			  c->id, c->attempt);
 }
 
+/* The rows of n newly claimed tasks x: their attempts rows (one statement), and each
+ * one's `claimed`, `lock-acquired` and `started` events (buffered: op_rows.c). */
+static wq_rc claim_rows(struct wq__store *s, const struct wq__claim_req *req,
+			struct claim_row *x, size_t n, wq_error *err)
+{
+	struct wq__rowbuf att = {0};
+	wq_rc rc = WQ_OK;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		wq__rb_row(&att, "ii", x[i].c.id, (int64_t)x[i].c.attempt);
+	rc = wq__rows_attempts_insert(s, &att, req->instance, req->now, err);
+	free(att.p);
+	for (i = 0; !rc && i < n; i++) {
+		rc = wq__eventf(s, x[i].c.id, req->now, x[i].c.attempt, "claimed", req->instance,
+				err, "as", x[i].c.id, x[i].c.attempt, "instance", req->instance,
+				WQ_NAME_MAX);
+		if (!rc) /* issue 10 */
+			rc = wq__locks_take(s, &x[i].c, req->instance, req->now, err);
+		if (!rc)
+			rc = started_event(s, req, &x[i].c, err);
+	}
+	return rc;
+}
+
 /* Within the claim transaction: the tasks of lost claims first (they keep their attempt
  * and their `claimed` and `started` events), then new ones, each with an attempts row and
  * its events. */
 static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
 			struct wq__vec *v, wq_error *err)
 {
-	struct claim_row *x;
-	size_t recovered = 0, i;
+	size_t recovered = 0;
 	char *lost = NULL, *limits = NULL;
 	wq_rc rc;
 
@@ -173,22 +194,7 @@ static wq_rc claim_body(struct wq__store *s, const struct wq__claim_req *req, co
 		if (rc)
 			return rc;
 	}
-	for (i = recovered; i < v->n; i++) {
-		x = (struct claim_row *)v->p + i;
-		rc = attempt_insert(s, x->c.id, x->c.attempt, req->instance, req->now, err);
-		if (rc)
-			return rc;
-		rc = wq__eventf(s, x->c.id, req->now, x->c.attempt, "claimed", req->instance, err,
-				"as", x->c.id, x->c.attempt, "instance", req->instance, WQ_NAME_MAX);
-		if (rc)
-			return rc;
-		rc = wq__locks_take(s, &x->c, req->instance, req->now, err); /* issue 10 */
-		if (!rc)
-			rc = started_event(s, req, &x->c, err);
-		if (rc)
-			return rc;
-	}
-	return WQ_OK;
+	return claim_rows(s, req, (struct claim_row *)v->p + recovered, v->n - recovered, err);
 }
 
 /* A claim in the making: its rows, and the array they move to once committed. */
@@ -282,6 +288,7 @@ wq_rc wq__op_claim(struct wq__store *s, const struct wq__claim_req *req,
 	rc = wq__begin(s, 1, err);
 	if (!rc) {
 		s->retry_safe = 1; /* a lost claim is remembered and taken by the next one */
+		wq__rows_on(s);
 		rc = wq__end(s, claim_in(s, req, &c, err), err);
 	}
 	return claim_done(s, req, &c, rc, out, n);
@@ -312,13 +319,15 @@ static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 			    struct wq__outcome *adj, struct wq__open_effect *oe, char *detail,
 			    size_t dsz, wq_error *err)
 {
+	const struct wq__task_facts *f;
 	struct wq__task_state ts;
 	wq_rc rc;
 
 	*adj = *o;
 	memset(oe, 0, sizeof(*oe));
-	rc = wq__task_state(s, o->task_id, &ts, err);
-	if (rc)
+	if ((f = wq__rows_fact(s, o->task_id)) != NULL) /* read with its batch */
+		ts = f->ts;
+	else if ((rc = wq__task_state(s, o->task_id, &ts, err)) != WQ_OK)
 		return rc;
 	if (strcmp(ts.state, "running") == 0 && ts.attempt == o->attempt &&
 	    strcmp(ts.instance, o->instance) == 0 && ts.uncertain[0]) {
@@ -459,6 +468,9 @@ static wq_rc finish_update(struct wq__store *s, const struct wq__outcome *o, int
 static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 			 struct wq__open_effect *oe, struct wq__outcome *o, wq_error *err)
 {
+	/* Read with the batch (op_rows.c): a step whose rows the task does not have (no
+	 * turn lock row, no notify list, no intake record) would find nothing: skipped. */
+	const struct wq__task_facts *f = wq__rows_fact(s, in->task_id);
 	char detail[WQ_DETAIL_MAX + 1];
 	int64_t changes = 0;
 	wq_rc rc;
@@ -479,21 +491,21 @@ static wq_rc finish_body(struct wq__store *s, const struct wq__outcome *in,
 	rc = finish_event(s, o, oe->name, in->kind != o->kind ? wq__finish_text(in->kind) : NULL,
 			  err);
 	/* A task's turn lock ends with its attempt, in the transaction recording it. */
-	if (!rc)
+	if (!rc && (!f || f->lock))
 		rc = wq__locks_drop(s, o->task_id, o->attempt, o->instance,
 				    wq__finish_text(o->kind), o->now, err);
 	if (!rc && o->kind == WQ__FINISH_RETRY)
 		rc = wq__notify(s, err);
 	/* SPEC §8: the deliveries in the transaction that stores the result; a discarded
 	 * task has nothing to deliver. */
-	if (!rc && o->kind == WQ__FINISH_SUCCEEDED &&
+	if (!rc && o->kind == WQ__FINISH_SUCCEEDED && (!f || f->notify) &&
 	    !(o->outcome && strcmp(o->outcome, "discarded") == 0))
 		rc = wq__deliveries_queue(s, o->task_id, o->now, err);
 	if (!rc) /* issue 10: the follow-ups with the success that asked for them */
 		rc = wq__followups_create(s, o, err);
 	/* issue 13: a mailbox message's acknowledgement, in the transaction that records
 	 * its task handled */
-	if (!rc)
+	if (!rc && (!f || f->intake))
 		rc = wq__intake_finished(s, o, err);
 	return rc;
 }
@@ -546,6 +558,7 @@ wq_rc wq__op_finish(struct wq__store *s, const struct wq__outcome *in, wq_error 
 	if (rc)
 		return rc;
 	s->retry_safe = 1; /* a retry recognises its own recorded outcome */
+	wq__rows_on(s);
 	return wq__end(s, wq__finish_in(s, in, err), err);
 }
 
@@ -565,6 +578,26 @@ static int by_task(const void *a, const void *b)
 	return x->task_id < y->task_id ? -1 : x->task_id > y->task_id;
 }
 
+/* The n tasks of v (in task order) read in one statement, for finish_body. */
+static wq_rc batch_facts(struct wq__store *s, const struct wq__outcome **v, size_t n,
+			 struct wq__task_facts **facts, size_t *nfacts, wq_error *err)
+{
+	int64_t *ids = malloc(n * sizeof(*ids));
+	wq_rc rc;
+
+	if (!ids)
+		return wq__err(err, WQ_ENOMEM, "out of memory (recording %zu outcomes)", n);
+	for (size_t i = 0; i < n; i++)
+		ids[i] = v[i]->task_id;
+	rc = wq__rows_facts(s, ids, n, facts, nfacts, err);
+	free(ids);
+	if (!rc) {
+		s->facts = *facts;
+		s->nfacts = *nfacts;
+	}
+	return rc;
+}
+
 /* One transaction for all n outcomes (v: in task order) and then the claim c (NULL:
  * none); *refused when one outcome was refused on its own. */
 static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_t n,
@@ -572,14 +605,17 @@ static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_
 			const struct wq__claim_req *req, struct claim_tx *c, int *refused,
 			wq_error *err)
 {
+	struct wq__task_facts *facts = NULL;
 	wq_rc rc = wq__begin(s, 1, err);
-	size_t i, k;
+	size_t i, k, nfacts = 0;
 
 	*refused = 0;
 	if (rc)
 		return rc;
 	s->retry_safe = 1; /* a retry recognises each outcome it recorded; a lost claim is
 			    * remembered and taken by the next one */
+	wq__rows_on(s);
+	rc = batch_facts(s, v, n, &facts, &nfacts, err);
 	for (i = 0; i < n && !rc; i++) {
 		for (k = 0; o[k] != v[i]; k++)
 			;
@@ -595,7 +631,9 @@ static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_
 		rc = claim_in(s, req, c, err);
 		s->keep = rc ? 0 : s->keep;
 	}
-	return wq__end(s, rc, err);
+	rc = wq__end(s, rc, err);
+	free(facts);
+	return rc;
 }
 
 wq_rc wq__op_finish_batch(struct wq__store *s, const struct wq__outcome *const *o, size_t n,

@@ -133,6 +133,7 @@ static void store_close(struct wq__store *s)
 	if (s->c)
 		s->drv->close(s->c);
 	wq__wakefile_free(s->wake);
+	wq__rows_free(s); /* wave4 batch */
 	free(s);
 }
 

@@ -102,12 +102,25 @@ wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 	s->retry_safe = 0;
 	s->lost_op = NULL;
 	s->lost_op_keyed = 0;
+	wq__rows_reset(s); /* wave4 batch */
 	return e ? wq__sql_fail(s, e, "begin", err) : WQ_OK;
 }
 
 wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 {
-	int e = rc == WQ_OK || s->keep ? s->drv->commit(s->c) : -1; /* -1: roll back */
+	int e;
+
+	/* wave4 batch: the buffered rows of what commits, before COMMIT */
+	if (rc == WQ_OK || s->keep) {
+		wq_rc frc = wq__rows_flush(s, err);
+
+		if (frc) {
+			rc = frc;
+			s->keep = 0;
+		}
+	}
+	wq__rows_reset(s);
+	e = rc == WQ_OK || s->keep ? s->drv->commit(s->c) : -1; /* -1: roll back */
 
 	/* The tests' lost answer: committed for real, reported unknown (only where the user is
 	 * told so; a retry-safe repeat would meet the fault again forever). */
@@ -329,6 +342,11 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 	if (!text)
 		return wq__err(err, WQ_ENOMEM, "out of memory (event %s of task %" PRId64 ")", type,
 			       task_id);
+	/* wave4 batch: in a claim or a batch of outcomes, written with the others at COMMIT */
+	if (wq__rows_event(s, task_id, at, attempt, type, wq__nz(instance), text)) {
+		free(text);
+		return WQ_OK;
+	}
 	rc = wq__run(s, SQL_EVENT_INSERT,
 		     WQ__ARGS(WQ__AI(task_id), WQ__AI(at), WQ__AI(attempt), WQ__AT(type),
 			      WQ__AT(wq__nz(instance)), WQ__AT(text)),

@@ -16,6 +16,10 @@
  *                     temporary table), the id then comes from SQL_LAST_ID
  *   D_MEMBER_INT(p, k) the integer member named by text k of JSON object text p, as a
  *                     scalar sub-select (NULL when absent)
+ *   D_UNINDEXED(col)  col, written so SQLite uses no index for it ("+col"): the claim's
+ *                     outer re-check of state would otherwise make SQLite walk every
+ *                     pending row of tasks_claim instead of looking the picked ids up
+ *                     (O(pending) per claim). PostgreSQL: col.
  *   D_ID_COL, D_NEXT_ID(tbl)
  *                     SQLite names the id of a new task, event, delivery or inbox row:
  *                     above every id the table ever had (id_floor keeps the highest id
@@ -157,8 +161,8 @@
 	  D_PICK("SELECT p.id FROM tasks p WHERE p.state = 'pending' AND p.due_at <= $2 "   \
 		 "AND p.kind IN " D_TEXTS("$3") WQ__CLAIMABLE("$2") " ORDER BY p.order_at, " \
 		 "p.id LIMIT $4" D_SKIP_LOCKED)                                              \
-	  " AND state = 'pending' AND due_at <= $2 AND EXISTS (SELECT 1 FROM instances "    \
-	  "WHERE id = $1) RETURNING " WQ__CLAIM_COLUMNS)                                    \
+	  " AND " D_UNINDEXED("state") " = 'pending' AND due_at <= $2 AND EXISTS (SELECT "  \
+	  "1 FROM instances WHERE id = $1) RETURNING " WQ__CLAIM_COLUMNS)                   \
 	/* the tasks that claims with a lost COMMIT answer took ($2: their times) */        \
 	X(SQL_RECLAIM, "SELECT " WQ__CLAIM_COLUMNS " FROM tasks WHERE state = 'running' "   \
 	  "AND instance = $1 AND started_at IN " D_IDS("$2") D_FOR_UPDATE)                  \
@@ -495,7 +499,29 @@
 	X(SQL_WAKE_NEXT, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "   \
 	  "AND due_at > $2 AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind "     \
 	  "FROM paused_kinds)), (SELECT min(next_at) FROM deliveries WHERE state = "        \
-	  "'pending' AND next_at > $2)")
+	  "'pending' AND next_at > $2)")                                                   \
+	/* wave4 batch: multi-row writes, one statement per kind of row per transaction   \
+	 * (op_rows.c). $1 is ONE JSON array of rows, each a JSON array; only the dialect \
+	 * text differs. */                                                                \
+	/* rows [task_id, at, attempt, type, instance, detail text], ids in array order */ \
+	X(SQL_EVENTS_INSERT_MANY, NULL)                                                     \
+	/* rows [task_id, attempt]; $2 instance, $3 started_at */                          \
+	X(SQL_ATTEMPTS_INSERT_MANY, NULL)                                                   \
+	/* rows [task_id, attempt, finished_at, outcome, reason, exit_status] */            \
+	X(SQL_ATTEMPTS_FINISH_MANY, NULL)                                                   \
+	/* the tasks of the ids $1 (locked where the dialect locks rows, in id order) with \
+	 * what their finish may touch besides the task row: notify channels, a turn lock \
+	 * row, an intake record */                                                        \
+	X(SQL_TASK_STATES, "SELECT id, state, attempt, instance, cancel_requested, "        \
+	  "uncertain_effect, CASE WHEN notify IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN "    \
+	  "EXISTS (SELECT 1 FROM locks l WHERE l.task_id = tasks.id) THEN 1 ELSE 0 END, "    \
+	  "CASE WHEN EXISTS (SELECT 1 FROM intake i WHERE i.task_id = tasks.id) THEN 1 "    \
+	  "ELSE 0 END FROM tasks WHERE id IN " D_IDS("$1") " ORDER BY id" D_FOR_UPDATE)     \
+	/* a prefetched task given back unstarted, fenced on its attempt: pending again in \
+	 * its place, the attempt not counted against its limit */                        \
+	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = $4, reason "  \
+	  "= 'prefetch-returned', reason_detail = '', retry_base = retry_base + 1, "        \
+	  "max_attempts = max_attempts + 1" WQ__OWNED)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

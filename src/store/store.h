@@ -659,6 +659,16 @@ struct wq__store_methods {
 	 * claim takes it, or it waits for something else: a turn lock, a limit). */
 	wq_rc (*wake_next)(struct wq__store *s, const char *const *kinds, size_t nkinds,
 			   int64_t now, int64_t *at, wq_error *err);
+	/* --- wave4 batch: prefetch (op_rows.c) --- */
+	/* Gives back the n claimed tasks c that `instance` held without starting them (a
+	 * worker's prefetch, at its drain), in one transaction: each still owned by that very
+	 * attempt goes back to pending where it was in the queue, its attempt ended
+	 * (`retry`, reason prefetch-returned) without using up an attempt of its limit
+	 * (retry_base and max_attempts + 1), with a `prefetch-returned` event; rcs[i]:
+	 * WQ_OK, or WQ_ESTALE when the task no longer belongs to the attempt (nothing
+	 * written for it). */
+	wq_rc (*unclaim)(struct wq__store *s, const struct wq__claimed *c, size_t n,
+			 const char *instance, int64_t now, wq_rc *rcs, wq_error *err);
 };
 
 /* The backends compiled in. */

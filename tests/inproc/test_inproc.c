@@ -651,6 +651,71 @@ static void drain_seen_through_flag(void **state)
 	wq_db_close(r.db);
 }
 
+/* ---- prefetch (issue 11, wave 4): tasks claimed ahead of a free slot ---- */
+
+/* Concurrency 1, prefetch 3: the claim takes the slow task and the three quick ones
+ * behind it, which wait in memory (running in the store, their attempt recorded). The
+ * drain gives them back to pending at once, each with its prefetch-returned event and
+ * without using up an attempt of its limit; a later worker runs each exactly once. */
+static void prefetched_given_back_at_drain(void **state)
+{
+	wq_db *db = *state;
+	struct runner r;
+	int64_t slow, quick[3];
+	wq_task t;
+	int i;
+
+	probe_reset();
+	P.answer = WQ_JOB_FAIL;
+	slow = enqueue(db, "slow", "{}");
+	for (i = 0; i < 3; i++)
+		quick[i] = enqueue(db, "slow", "{\"quick\":1}");
+	runner_start(&r, STOP_INI "drain_timeout = 100ms\nprefetch = 3\n", "slow", stoppable,
+		     0);
+	probe_wait(&P.started, 1, "the slow handler to start");
+	for (i = 0; i < 3; i++) /* claimed with it, kept: the slot is taken */
+		t = wait_state(db, quick[i], WQ_STATE_RUNNING);
+	assert_int_equal(probe_get(&P.quick), 0);
+	wq_worker_stop(r.w);
+	pthread_join(r.th, NULL);
+	assert_int_equal(r.rc, WQ_OK);
+	wq_worker_free(r.w);
+	wq_config_free(r.cfg);
+	wq_db_close(r.db);
+	assert_int_equal(task(db, slow).state, WQ_STATE_INTERRUPTED);
+	assert_int_equal(probe_get(&P.quick), 0); /* none of them ran */
+	for (i = 0; i < 3; i++) {
+		t = task(db, quick[i]);
+		assert_int_equal(t.state, WQ_STATE_PENDING);
+		assert_string_equal(t.reason, "prefetch-returned");
+		assert_true(has_event(db, quick[i], "prefetch-returned", "\"attempt_id\""));
+		assert_int_equal(t.attempts, 1);
+	}
+	/* a later worker runs each exactly once */
+	runner_start(&r, STOP_INI "prefetch = 3\n", "slow", stoppable, 1);
+	pthread_join(r.th, NULL);
+	assert_int_equal(r.rc, WQ_OK);
+	wq_worker_free(r.w);
+	wq_config_free(r.cfg);
+	wq_db_close(r.db);
+	assert_int_equal(probe_get(&P.quick), 3);
+	for (i = 0; i < 3; i++) {
+		wq_attempt *a = NULL;
+		size_t na = 0;
+		wq_error e;
+
+		t = task(db, quick[i]);
+		assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+		assert_int_equal(t.attempts, 2);
+		assert_int_equal(wq_attempts(db, quick[i], &a, &na, &e), WQ_OK);
+		assert_int_equal(na, 2);
+		assert_string_equal(a[0].outcome, "retry");
+		assert_string_equal(a[0].reason, "prefetch-returned");
+		assert_string_equal(a[1].outcome, "succeeded");
+		wq_free(a);
+	}
+}
+
 /* ---- the effect journal from C ---- */
 
 static atomic_int eff_status[3];
@@ -796,6 +861,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(ignored_stop_is_interrupted_after_grace, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(drain_seen_through_flag, setup, teardown),
+		cmocka_unit_test_setup_teardown(prefetched_given_back_at_drain, setup, teardown),
 		cmocka_unit_test_setup_teardown(eight_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(ten_thousand_noops, setup, teardown),
 	};

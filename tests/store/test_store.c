@@ -1130,6 +1130,7 @@ static void paused_kind_is_not_claimed(void **state)
 }
 
 #include "store_commit_cases.h" /* group commit (issue 11) */
+#include "store_rows_cases.h"   /* multi-row writes (issue 11, wave 4) */
 #include "store_policy_cases.h" /* limits, follow-ups (issue 10) */
 #include "store_intake_cases.h" /* intake (issue 13) */
 #include "store_batch_cases.h" /* batch enqueue (issue 11) */
@@ -1171,6 +1172,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(claim_records_started, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_one_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_with_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_batch_rows_mixed, setup, teardown),
 		/* limits, follow-ups (issue 10) */
 		cmocka_unit_test_setup_teardown(kind_concurrency_across_instances, setup, teardown),
 		cmocka_unit_test_setup_teardown(starts_per_day_defer_in_claim, setup, teardown),
