@@ -43,7 +43,9 @@ typedef void (*wq__instance_log_fn)(void *ud, const char *level, const char *fmt
 /*
  * Recovery. An instance other than `self` is gone when it runs on our host (same host
  * name and host_id) and its pid is dead, a zombie or belongs to another process now
- * (start time differs), or when its heartbeat is older than `lease`. Each gone instance is reaped conditionally on the heartbeat we saw
+ * (start time differs), or when its heartbeat is older than `lease` (INT64_MAX: heartbeat
+ * ages are not judged, only proven deaths). Each gone instance is reaped conditionally on
+ * the heartbeat we saw
  * (a live one that heartbeats meanwhile is left alone): its running tasks become
  * interrupted with reason "worker-lost". Then running tasks that name no registered
  * instance are interrupted the same way. *interrupted (optional) receives the number of

@@ -897,6 +897,8 @@ static void beat_once(struct wq_worker *w)
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
 			wq__worker_store_wrote(w);
+			if (now - w->last_beat > w->cfg->lease)
+				w->beats_since = now; /* we were cut off from the store */
 			w->last_beat = now;
 		} else if (rc == WQ_ENOTFOUND) {
 			char g[32];
@@ -917,7 +919,7 @@ static void beat_once(struct wq_worker *w)
 		rc = wq__instance_register(w->db, &w->self, now, &e);
 		if (rc == WQ_OK) {
 			w->registered = 1;
-			w->last_beat = now;
+			w->last_beat = w->beats_since = now;
 			wq__worker_log(w, "info", "re-registered as instance %s", w->self.id);
 		} else {
 			char what[WQ_NAME_MAX + 32];
@@ -926,6 +928,19 @@ static void beat_once(struct wq_worker *w)
 			store_failed(w, what, &e);
 		}
 	}
+}
+
+/*
+ * The lease by which other instances' heartbeat ages are judged now: the configured one
+ * once our own heartbeats have gone through without a gap for a lease, otherwise none
+ * (only proven deaths, a dead pid on our host, are reaped). A worker cut off from the
+ * store (a PostgreSQL restart, a stopped SQLite writer holding the write lock) finds every
+ * other heartbeat stale when it comes back first; the others were cut off too and get one
+ * lease to come back before they are judged. A freshly started worker waits the same.
+ */
+static int64_t judged_lease(const struct wq_worker *w)
+{
+	return wq_now() - w->beats_since >= w->cfg->lease ? w->cfg->lease : INT64_MAX;
 }
 
 static void maintain(struct wq_worker *w, int heartbeat)
@@ -939,8 +954,8 @@ static void maintain(struct wq_worker *w, int heartbeat)
 	wq__worker_retry_unrecorded(w, 0);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
-	rc = wq__instance_recover(w->db, &w->self, w->cfg->lease, wq_now(), &interrupted, wq__worker_log, w,
-				  &e);
+	rc = wq__instance_recover(w->db, &w->self, judged_lease(w), wq_now(), &interrupted,
+				  wq__worker_log, w, &e);
 	if (rc != WQ_OK)
 		store_failed(w, "recovery", &e);
 	if (w->phase == WQ__PH_CLOSING)
@@ -1100,7 +1115,7 @@ wq_rc wq_worker_run(wq_worker *w, wq_error *err)
 		return rc;
 	}
 	w->registered = 1;
-	w->last_beat = wq_now();
+	w->last_beat = w->beats_since = wq_now();
 	wq__st_start(w); /* claims and outcome batches off the loop */
 	k[0] = '\0';
 	for (size_t i = 0; i < w->nkinds && kl < sizeof(k); i++)

@@ -173,6 +173,10 @@ struct wq_worker {
 	struct wq__intake *intake; /* mailbox sources (issue 13; intake.c); NULL: none */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
+	/* Start of our current unbroken run of heartbeats (a registration, or a beat after a
+	 * gap longer than the lease): others' heartbeat ages are judged only once it is a
+	 * lease old (maintain). */
+	int64_t beats_since;
 	/* Store calls failed since the store last took a write (a heartbeat, a claim that
 	 * claimed, a recorded outcome): the --until-idle bound. Reads that succeed do not
 	 * count as recovery: on a full disk they do. */
