@@ -619,6 +619,11 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
+		/* A heartbeat that failed (a full disk, a store away) is tried again on the
+		 * heartbeat timer, not on every poll (each try logs); meanwhile nothing is
+		 * claimed under an unconfirmed lease. */
+		if (wq_now() - w->beat_tried < w->cfg->heartbeat)
+			return 0;
 		beat_once(w);
 		if (!w->registered || w->phase != WQ__PH_RUNNING)
 			return 0;
@@ -887,6 +892,7 @@ static void beat_once(struct wq_worker *w)
 	wq_error e;
 	wq_rc rc;
 
+	w->beat_tried = now;
 	if (w->registered) {
 		wq__failpoint("lease-renew");
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);

@@ -170,6 +170,7 @@ struct wq_worker {
 	struct wq__intake *intake; /* mailbox sources (issue 13; intake.c); NULL: none */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
+	int64_t beat_tried; /* last heartbeat or registration tried (wq_now) */
 	/* Store calls failed since the store last took a write (a heartbeat, a claim that
 	 * claimed, a recorded outcome): the --until-idle bound. Reads that succeed do not
 	 * count as recovery: on a full disk they do. */
