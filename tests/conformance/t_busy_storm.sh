@@ -1,12 +1,12 @@
 # A storm of writers (issue 15, faults: SQLITE_BUSY from 8 writer processes): 8 processes
-# released together each enqueue 40 tasks, one CLI process per enqueue, while a worker
+# released together each enqueue 20 tasks, one CLI process per enqueue, while a worker
 # drains. Every enqueue returns an id (a busy store is waited for, never reported to the
 # user as a failure), and every accepted task runs exactly once, counted by the handler's
 # own `runs` file. On PostgreSQL the same storm (row locks and connection churn).
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
 W=8
-N=40
+N=20
 wq init >/dev/null
 CONCURRENCY=4 config "$T/w.ini" <<EOF
 [kind.storm]

@@ -9,11 +9,7 @@
 . "$WAKEQ_TESTS/conformance/outbox-lib.sh"
 
 [ "$BACKEND" = sqlite ] || skip "full disk: SQLite only (PostgreSQL: see t_pg_restart)"
-mkdir "$T/fs"
-mount -t tmpfs -o size=4m tmpfs "$T/fs" 2>/dev/null || skip "cannot mount a tmpfs here (not root?)"
-# unmount before lib.sh's cleanup removes $T, keeping the test's exit status
-trap 'st=$?; umount "$T/fs" 2>/dev/null || umount -l "$T/fs" 2>/dev/null; (exit $st); cleanup' EXIT
-export WAKEQ_DB="$T/fs/wakeq.db"
+tmpfs_db 4m
 
 wq init >/dev/null
 # A command channel that marks its start, waits at its own gate, then exits 0.
