@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 #include <ctype.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,11 +436,27 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 static int open_read_only_fs(struct wq__conn *c, char *msg, size_t msgsz)
 {
 	struct statvfs sv;
+	struct stat wal;
 	char *uri;
 	int rc;
 
 	if (statvfs(c->path, &sv) != 0 || !(sv.f_flag & ST_RDONLY))
 		return -1;
+	/* An immutable open ignores the -wal file: with transactions still in it (a crash
+	 * before the file system went read-only) it would read an old state. */
+	uri = sqlite3_mprintf("%s-wal", c->path);
+	if (!uri)
+		return -1;
+	if (stat(uri, &wal) == 0 && wal.st_size > 0) {
+		sqlite3_free(uri);
+		snprintf(msg, msgsz,
+			 "database %s is on a read-only file system and its -wal file was left "
+			 "behind (a process did not close it): it may hold transactions not yet "
+			 "in the database, so it can be opened only where it can be written",
+			 c->path);
+		return WQ__SQL_IO;
+	}
+	sqlite3_free(uri);
 	/* the path percent-encoded: '?', '#' and '%' must not end or escape it */
 	uri = sqlite3_mprintf("file:");
 	for (const unsigned char *p = (const unsigned char *)c->path; uri && *p; p++)
@@ -451,7 +468,7 @@ static int open_read_only_fs(struct wq__conn *c, char *msg, size_t msgsz)
 		snprintf(msg, msgsz, "out of memory (opening %s)", c->path);
 		return WQ__SQL_NOMEM;
 	}
-	sqlite3_close(c->db);
+	sqlite3_close_v2(c->db);
 	c->db = NULL;
 	rc = sqlite3_open_v2(uri, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
 			     NULL);

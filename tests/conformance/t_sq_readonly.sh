@@ -4,7 +4,9 @@
 # saying the error does not clear by retrying (its connection cannot write). Once the
 # file system is writable again, the same work goes through, each handler started once.
 # Before, every command, reads included, failed with "set journal_mode: unable to open
-# database file" (WAL needs its -shm file).
+# database file" (WAL needs its -shm file). A -wal file left behind by a killed process
+# without its -shm file keeps the file from being opened read-only (the -wal may hold
+# transactions an immutable open would ignore), with a message saying so.
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
 [ "$BACKEND" = sqlite ] || skip "read-only file system: SQLite only"
@@ -55,4 +57,26 @@ run_worker "$T/w.ini"
 expect_eq "$(state_of "$pend")" succeeded "the pending task"
 expect_eq "$(lines "$T/runs")" 3 "handler starts"
 expect_eq "$(cut -d' ' -f1 "$T/runs" | sort -u | wc -l | tr -d ' ')" 3 "distinct tasks run"
+
+# a -wal file left behind by a killed worker. With its -shm file SQLite reads it (the
+# WAL included) and a write is refused; without the -shm file an immutable open would
+# ignore what the -wal may hold, so the store is not opened then, and the message says why
+start_worker k "$T/w.ini"
+kpid=$(cat "$T/k.pid")
+wait_until 30 grep -q "started (pid" "$T/k.log"
+kill -KILL "$kpid"
+wait_until 30 eval "! alive $kpid"
+[ -s "$T/fs/wakeq.db-wal" ] || fail "no -wal file left behind by the killed worker"
+mount -o remount,ro "$T/fs" || fail "cannot remount the tmpfs read-only"
+expect_eq "$(state_of "$pend")" succeeded "a read with the -wal and -shm files left behind"
+expect_exit 1 wq enqueue job
+grep -q "readonly\|read-only" "$T/last.err" || fail "the refused write does not name the cause: $(cat "$T/last.err")"
+mount -o remount,rw "$T/fs"
+rm -f "$T/fs/wakeq.db-shm"
+mount -o remount,ro "$T/fs"
+expect_exit 1 wq show "$pend"
+grep -q "read-only file system and its -wal file was left behind" "$T/last.err" ||
+	fail "the refusal does not say why: $(cat "$T/last.err")"
+mount -o remount,rw "$T/fs"
+expect_eq "$(state_of "$pend")" succeeded "the task, read where the file can be written"
 echo ok
