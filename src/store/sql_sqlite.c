@@ -346,11 +346,16 @@ const char *wq__sqlite_path(const char *url)
 static int open_fail(struct wq__conn *c, int rc, const char *what, char *msg, size_t msgsz)
 {
 	const char *native = sqlite3_errmsg(c->db);
+	int os = sqlite3_system_errno(c->db);
 
 	if (sqlerr(rc) == WQ__SQL_BUSY)
 		snprintf(msg, msgsz, "database %s is busy (%s): %s", c->path, what, native);
 	else if (sqlerr(rc) == WQ__SQL_NOMEM)
 		snprintf(msg, msgsz, "out of memory (database %s, %s)", c->path, what);
+	else if (sqlerr(rc) == WQ__SQL_IO && os != 0)
+		/* "disk I/O error" alone does not say a full disk or a read-only file system */
+		snprintf(msg, msgsz, "database %s: %s: %s (%s)", c->path, what, native,
+			 strerror(os));
 	else
 		snprintf(msg, msgsz, "database %s: %s: %s", c->path, what, native);
 	return sqlerr(rc);
