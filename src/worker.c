@@ -603,6 +603,17 @@ static const int *kinds_in_process(struct wq_worker *w)
 	return w->kind_in_process;
 }
 
+/* The heartbeat is overdue and its last try, less than a heartbeat ago, failed (a full
+ * disk, a store away): it is tried again on the heartbeat timer, not on every poll (each
+ * try logs), and nothing (no task, no delivery) is claimed under the unconfirmed lease. */
+static int lease_unconfirmed(const struct wq_worker *w)
+{
+	int64_t now = wq_now();
+
+	return now - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2 &&
+	       now - w->beat_tried < w->cfg->heartbeat;
+}
+
 /* Whether a claim is due now; its request for the free slots plus `extra` (the slots
  * that outcomes being recorded in the same transaction free). 1: *req is filled. */
 int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req)
@@ -619,10 +630,7 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
-		/* A heartbeat that failed (a full disk, a store away) is tried again on the
-		 * heartbeat timer, not on every poll (each try logs); meanwhile nothing is
-		 * claimed under an unconfirmed lease. */
-		if (wq_now() - w->beat_tried < w->cfg->heartbeat)
+		if (lease_unconfirmed(w))
 			return 0;
 		beat_once(w);
 		if (!w->registered || w->phase != WQ__PH_RUNNING)
@@ -731,7 +739,7 @@ static void do_claim(struct wq_worker *w)
 {
 	schedules_tick(w);
 	claim_tasks(w);
-	if (w->phase == WQ__PH_RUNNING && w->registered)
+	if (w->phase == WQ__PH_RUNNING && w->registered && !lease_unconfirmed(w))
 		wq__deliver_claim(w->dl, w->self.id);
 	check_idle(w);
 	wq__wakeup_plan(w); /* sleep until the next due time (wakeup.c) */

@@ -26,6 +26,7 @@ command = sh $HANDLERS/handler.sh gate
 [channel.pager]
 type = command
 command = sh $T/chan.sh
+timeout = 60s
 EOF
 id=$(wq enqueue job --notify command:pager)
 start_worker w "$T/w.ini"
