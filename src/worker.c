@@ -608,6 +608,17 @@ static const int *kinds_in_process(struct wq_worker *w)
 	return w->kind_in_process;
 }
 
+/* The heartbeat is overdue and its last try, less than a heartbeat ago, failed (a full
+ * disk, a store away): it is tried again on the heartbeat timer, not on every poll (each
+ * try logs), and nothing (no task, no delivery) is claimed under the unconfirmed lease. */
+static int lease_unconfirmed(const struct wq_worker *w)
+{
+	int64_t now = wq_now();
+
+	return now - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2 &&
+	       now - w->beat_tried < w->cfg->heartbeat;
+}
+
 /* Whether a claim is due now; its request for the free slots plus `extra` (the slots
  * that outcomes being recorded in the same transaction free). 1: *req is filled. */
 int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req)
@@ -624,6 +635,8 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
+		if (lease_unconfirmed(w))
+			return 0;
 		beat_once(w);
 		if (!w->registered || w->phase != WQ__PH_RUNNING)
 			return 0;
@@ -730,7 +743,7 @@ static void do_claim(struct wq_worker *w)
 {
 	schedules_tick(w);
 	claim_tasks(w);
-	if (w->phase == WQ__PH_RUNNING && w->registered)
+	if (w->phase == WQ__PH_RUNNING && w->registered && !lease_unconfirmed(w))
 		wq__deliver_claim(w->dl, w->self.id);
 	check_idle(w);
 	wq__wakeup_plan(w); /* sleep until the next due time (wakeup.c) */
@@ -892,6 +905,7 @@ static void beat_once(struct wq_worker *w)
 	wq_error e;
 	wq_rc rc;
 
+	w->beat_tried = now;
 	if (w->registered) {
 		wq__failpoint("lease-renew");
 		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);

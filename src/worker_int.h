@@ -177,6 +177,7 @@ struct wq_worker {
 	 * gap longer than the lease): others' heartbeat ages are judged only once it is a
 	 * lease old (maintain). */
 	int64_t beats_since;
+	int64_t beat_tried; /* last heartbeat or registration tried (wq_now) */
 	/* Store calls failed since the store last took a write (a heartbeat, a claim that
 	 * claimed, a recorded outcome): the --until-idle bound. Reads that succeed do not
 	 * count as recovery: on a full disk they do. */

@@ -20,6 +20,9 @@
 #include "statements.h"
 
 #include <sqlite3.h>
+#include <ctype.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@ struct wq__conn {
 	sqlite3_stmt *tx[TX__COUNT];     /* owned; prepared on first use */
 	struct wq__cursor cur[WQ__SQL_COUNT];
 	char err[512]; /* the last failure's message */
+	int rofs;      /* opened read-only: the file is on a read-only file system */
 };
 
 /* The core's view (enum wq__sqlerr) of an extended result code. */
@@ -86,6 +90,12 @@ static int sqlerr(int rc)
 static int fail(struct wq__conn *c, int rc, const char *msg)
 {
 	snprintf(c->err, sizeof(c->err), "%s", msg ? msg : sqlite3_errmsg(c->db));
+	/* A write on a read-only file system never clears by retrying this connection. */
+	if (c->rofs && (rc & 0xff) == SQLITE_READONLY) {
+		snprintf(c->err, sizeof(c->err),
+			 "read-only file system: the database can be read, not written");
+		return WQ__SQL_ERROR;
+	}
 	return sqlerr(rc);
 }
 
@@ -336,11 +346,16 @@ const char *wq__sqlite_path(const char *url)
 static int open_fail(struct wq__conn *c, int rc, const char *what, char *msg, size_t msgsz)
 {
 	const char *native = sqlite3_errmsg(c->db);
+	int os = sqlite3_system_errno(c->db);
 
 	if (sqlerr(rc) == WQ__SQL_BUSY)
 		snprintf(msg, msgsz, "database %s is busy (%s): %s", c->path, what, native);
 	else if (sqlerr(rc) == WQ__SQL_NOMEM)
 		snprintf(msg, msgsz, "out of memory (database %s, %s)", c->path, what);
+	else if (sqlerr(rc) == WQ__SQL_IO && os != 0)
+		/* "disk I/O error" alone does not say a full disk or a read-only file system */
+		snprintf(msg, msgsz, "database %s: %s: %s (%s)", c->path, what, native,
+			 strerror(os));
 	else
 		snprintf(msg, msgsz, "database %s: %s: %s", c->path, what, native);
 	return sqlerr(rc);
@@ -419,6 +434,60 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 	return rc;
 }
 
+/* The file is on a read-only file system: WAL needs its -shm file (created or written
+ * by every reader), so a normal open fails ("unable to open database file"). Nothing can
+ * change the file while the file system stays read-only, so it is opened immutable:
+ * reads work, every write fails naming the cause (fail()). Other opens are kept. */
+static int open_read_only_fs(struct wq__conn *c, char *msg, size_t msgsz)
+{
+	struct statvfs sv;
+	struct stat wal;
+	char *uri;
+	int rc;
+
+	if (statvfs(c->path, &sv) != 0 || !(sv.f_flag & ST_RDONLY))
+		return -1;
+	/* An immutable open ignores the -wal file: with transactions still in it (a crash
+	 * before the file system went read-only) it would read an old state. */
+	uri = sqlite3_mprintf("%s-wal", c->path);
+	if (!uri)
+		return -1;
+	if (stat(uri, &wal) == 0 && wal.st_size > 0) {
+		sqlite3_free(uri);
+		snprintf(msg, msgsz,
+			 "database %s is on a read-only file system and its -wal file was left "
+			 "behind (a process did not close it): it may hold transactions not yet "
+			 "in the database, so it can be opened only where it can be written",
+			 c->path);
+		return WQ__SQL_IO;
+	}
+	sqlite3_free(uri);
+	/* the path percent-encoded: '?', '#' and '%' must not end or escape it */
+	uri = sqlite3_mprintf("file:");
+	for (const unsigned char *p = (const unsigned char *)c->path; uri && *p; p++)
+		uri = (isalnum(*p) || strchr("/-._~", *p)) ? sqlite3_mprintf("%z%c", uri, *p)
+							    : sqlite3_mprintf("%z%%%02X", uri, *p);
+	if (uri)
+		uri = sqlite3_mprintf("%z?immutable=1", uri);
+	if (!uri) {
+		snprintf(msg, msgsz, "out of memory (opening %s)", c->path);
+		return WQ__SQL_NOMEM;
+	}
+	sqlite3_close_v2(c->db);
+	c->db = NULL;
+	rc = sqlite3_open_v2(uri, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+			     NULL);
+	sqlite3_free(uri);
+	if (rc != SQLITE_OK || !c->db) {
+		snprintf(msg, msgsz, "cannot open database %s (read-only file system): %s", c->path,
+			 c->db ? sqlite3_errmsg(c->db) : "out of memory");
+		return WQ__SQL_IO;
+	}
+	sqlite3_extended_result_codes(c->db, 1);
+	c->rofs = 1;
+	return WQ__SQL_OK;
+}
+
 /* Failures: no or empty path, SQLite too old, an invalid $WAKEQ_SQLITE_SYNCHRONOUS:
  * ERROR; cannot open, no WAL: IO; not a database: CORRUPT; a pragma: its code. The file
  * is created if missing: the core stat()s it first unless it means to create it. */
@@ -460,6 +529,12 @@ static int sq_open(const char *url, struct wq__conn **out, char *msg, size_t msg
 	} else {
 		sqlite3_extended_result_codes(c->db, 1);
 		rc = set_pragmas(c, msg, msgsz);
+		if (rc != WQ__SQL_OK) {
+			int ro = open_read_only_fs(c, msg, msgsz);
+
+			if (ro >= 0)
+				rc = ro;
+		}
 	}
 	if (rc) {
 		sq_close(c);

@@ -157,3 +157,31 @@ HANDLERS="$TESTS/bin"
 
 # alive PID: the process exists and is not a zombie.
 alive() { [ -r "/proc/$1/stat" ] && ! awk '{ if ($3 == "Z") exit 0; exit 1 }' "/proc/$1/stat" 2>/dev/null; }
+
+# tmpfs_db SIZE: the SQLite database on a tmpfs of SIZE of its own at $T/fs (a full disk
+# or a read-only file system made on demand; skipped where mounting is not allowed),
+# unmounted before the cleanup removes $T, keeping the test's exit status. The processes
+# the test started are ended first (they hold the files open). `set +e`: under `set -e`
+# the `(exit $st)` of a failed test would end the trap before cleanup, leaving its
+# workers running (as t_sq_full_disk's own trap did).
+tmpfs_db() {
+	mkdir "$T/fs"
+	mount -t tmpfs -o "size=$1" tmpfs "$T/fs" 2>/dev/null || skip "cannot mount a tmpfs here (not root?)"
+	trap 'st=$?; set +e
+		for p in $BG_PIDS; do kill -KILL "$p" 2>/dev/null; done
+		for p in $BG_PIDS; do wait "$p" 2>/dev/null; done
+		BG_PIDS=""
+		umount "$T/fs" 2>/dev/null || umount -l "$T/fs" 2>/dev/null
+		(exit $st); cleanup' EXIT
+	export WAKEQ_DB="$T/fs/wakeq.db"
+}
+
+# private_pg: re-runs this test script under a PostgreSQL server of its own, for a test
+# that restarts the server (scripts/with-postgres stops it after). Returns in the re-run.
+private_pg() {
+	[ -z "${WAKEQ_PRIVATE_PG:-}" ] || return 0
+	trap - EXIT
+	rm -rf "$T"
+	[ -n "$PG_DBNAME" ] && psql -q "$WAKEQ_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $PG_DBNAME" >/dev/null 2>&1
+	WAKEQ_PRIVATE_PG=1 exec "$TESTS/../scripts/with-postgres" sh "$0"
+}

@@ -5,13 +5,7 @@
 . "$WAKEQ_TESTS/conformance/lib.sh"
 [ "$BACKEND" = postgres ] || skip "restarts the PostgreSQL server"
 
-if [ -z "${WAKEQ_PRIVATE_PG:-}" ]; then
-	# re-run this script under a private server (scripts/with-postgres stops it after)
-	trap - EXIT
-	rm -rf "$T"
-	[ -n "$PG_DBNAME" ] && psql -q "$WAKEQ_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $PG_DBNAME" >/dev/null 2>&1
-	WAKEQ_PRIVATE_PG=1 exec "$TESTS/../scripts/with-postgres" sh "$0"
-fi
+private_pg
 
 N=60
 wq init >/dev/null

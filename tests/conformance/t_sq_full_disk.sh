@@ -9,11 +9,7 @@
 . "$WAKEQ_TESTS/conformance/outbox-lib.sh"
 
 [ "$BACKEND" = sqlite ] || skip "full disk: SQLite only (PostgreSQL: see t_pg_restart)"
-mkdir "$T/fs"
-mount -t tmpfs -o size=4m tmpfs "$T/fs" 2>/dev/null || skip "cannot mount a tmpfs here (not root?)"
-# unmount before lib.sh's cleanup removes $T, keeping the test's exit status
-trap 'st=$?; umount "$T/fs" 2>/dev/null || umount -l "$T/fs" 2>/dev/null; (exit $st); cleanup' EXIT
-export WAKEQ_DB="$T/fs/wakeq.db"
+tmpfs_db 4m
 
 wq init >/dev/null
 # A command channel that marks its start, waits at its own gate, then exits 0.
@@ -30,6 +26,7 @@ command = sh $HANDLERS/handler.sh gate
 [channel.pager]
 type = command
 command = sh $T/chan.sh
+timeout = 60s
 EOF
 id=$(wq enqueue job --notify command:pager)
 start_worker w "$T/w.ini"

@@ -8,10 +8,7 @@
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
 [ "$BACKEND" = sqlite ] || skip "full disk: SQLite only"
-mkdir "$T/fs"
-mount -t tmpfs -o size=4m tmpfs "$T/fs" 2>/dev/null || skip "cannot mount a tmpfs here (not root?)"
-trap 'st=$?; umount "$T/fs" 2>/dev/null || umount -l "$T/fs" 2>/dev/null; (exit $st); cleanup' EXIT
-export WAKEQ_DB="$T/fs/wakeq.db"
+tmpfs_db 4m
 
 wq init >/dev/null
 DRAIN=1s config "$T/w.ini" <<EOF2

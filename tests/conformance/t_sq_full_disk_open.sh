@@ -1,0 +1,39 @@
+# A full disk when no process holds the SQLite file open (issue 15, faults): opening it
+# needs its -shm file, which cannot be created, so every command fails, reads included:
+# exit 1, and the message names the cause ("No space left on device"), not only SQLite's
+# "disk I/O error". With space back, everything is there and a worker runs the task once.
+. "$WAKEQ_TESTS/conformance/lib.sh"
+
+[ "$BACKEND" = sqlite ] || skip "full disk: SQLite only"
+tmpfs_db 4m
+wq init >/dev/null
+id=$(wq enqueue job --key kept)
+[ ! -e "$T/fs/wakeq.db-shm" ] || fail "the -shm file outlived the last connection"
+dd if=/dev/zero of="$T/fs/filler" bs=64k 2>/dev/null || true
+avail=$(df -P "$T/fs" | awk 'NR == 2 { print $4 }')
+[ "$avail" -eq 0 ] || fail "the filesystem is not full ($avail KiB free)"
+
+for cmd in "list" "show $id" "enqueue job --key more"; do
+	# shellcheck disable=SC2086
+	expect_exit 1 wq $cmd
+	grep -q "No space left on device" "$T/last.err" ||
+		fail "wakeq $cmd on a full disk does not name the cause: $(cat "$T/last.err")"
+done
+config "$T/w.ini" <<EOF
+[kind.job]
+command = sh $HANDLERS/handler.sh ok
+EOF
+set +e
+timeout 60 "$WQ" worker --config "$T/w.ini" --until-idle >"$T/full-worker.log" 2>&1
+got=$?
+set -e
+expect_eq "$got" 1 "exit status of a worker that cannot open the store"
+grep -q "No space left on device" "$T/full-worker.log" || fail "the worker does not name the cause: $(cat "$T/full-worker.log")"
+expect_eq "$(lines "$T/runs")" 0 "handler starts on a full disk"
+
+rm -f "$T/fs/filler"
+expect_exit 4 wq timeline more
+run_worker "$T/w.ini"
+expect_eq "$(state_of "$id")" succeeded "the task enqueued before the disk filled"
+expect_eq "$(lines "$T/runs")" 1 "handler starts"
+echo ok
