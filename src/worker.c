@@ -342,8 +342,6 @@ void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j)
 }
 
 static void on_kick(uv_timer_t *t);
-static void beat_once(struct wq_worker *w);
-static int lost_running(const struct wq_worker *w);
 
 /* Claim again at once: throughput is not bounded by the poll interval. */
 static void after_finish(struct wq_worker *w)
@@ -608,17 +606,6 @@ static const int *kinds_in_process(struct wq_worker *w)
 	return w->kind_in_process;
 }
 
-/* The heartbeat is overdue and its last try, less than a heartbeat ago, failed (a full
- * disk, a store away): it is tried again on the heartbeat timer, not on every poll (each
- * try logs), and nothing (no task, no delivery) is claimed under the unconfirmed lease. */
-static int lease_unconfirmed(const struct wq_worker *w)
-{
-	int64_t now = wq_now();
-
-	return now - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2 &&
-	       now - w->beat_tried < w->cfg->heartbeat;
-}
-
 /* Whether a claim is due now; its request for the free slots plus `extra` (the slots
  * that outcomes being recorded in the same transaction free). 1: *req is filled. */
 int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req)
@@ -635,16 +622,16 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
-		if (lease_unconfirmed(w))
+		if (wq__worker_lease_unconfirmed(w))
 			return 0;
-		beat_once(w);
+		wq__worker_beat(w);
 		if (!w->registered || w->phase != WQ__PH_RUNNING)
 			return 0;
 	}
 	/* Handlers of a lost id are being stopped: their tasks may have been retried
 	 * meanwhile, and this worker must not start the next attempt of one while the old
 	 * attempt still runs. At most kill_grace. */
-	if (lost_running(w))
+	if (wq__worker_lost_running(w))
 		return 0;
 	memset(req, 0, sizeof(*req));
 	req->instance = w->self.id;
@@ -743,7 +730,7 @@ static void do_claim(struct wq_worker *w)
 {
 	schedules_tick(w);
 	claim_tasks(w);
-	if (w->phase == WQ__PH_RUNNING && w->registered && !lease_unconfirmed(w))
+	if (w->phase == WQ__PH_RUNNING && w->registered && !wq__worker_lease_unconfirmed(w))
 		wq__deliver_claim(w->dl, w->self.id);
 	check_idle(w);
 	wq__wakeup_plan(w); /* sleep until the next due time (wakeup.c) */
@@ -864,99 +851,6 @@ static void apply_policy(struct wq_worker *w)
 	}
 }
 
-/*
- * We were declared lost: the tasks of our old id are interrupted, perhaps already retried
- * and running elsewhere. Their handlers must not go on: SIGTERM now, SIGKILL after
- * kill_grace, to each handler's process group. Nothing is recorded for them here (no
- * stop-requested: the attempts are no longer ours); their outcomes, once they exit, are
- * refused by fencing and leave only a stale-outcome event. Returns how many were stopped.
- */
-static int stop_lost(struct wq_worker *w, const char *old_id)
-{
-	int n = 0;
-
-	wq__prefetch_drop(w); /* claimed under old_id, never started: no longer ours */
-	for (struct wq__job *j = w->jobs; j; j = j->next) {
-		if ((!j->sp && !j->ip) || strcmp(j->instance, old_id) != 0)
-			continue;
-		wq__job_terminate(w, j, WQ_JOB_STOP_LOST);
-		if (j->stop == WQ__STOP_NONE)
-			j->stop = WQ__STOP_LOST;
-		n++;
-	}
-	return n;
-}
-
-/* A handler of a lost id still runs (see stop_lost). */
-static int lost_running(const struct wq_worker *w)
-{
-	for (const struct wq__job *j = w->jobs; j; j = j->next)
-		if ((j->sp || j->ip) && strcmp(j->instance, w->self.id) != 0)
-			return 1;
-	return 0;
-}
-
-/* Heartbeat; when our row is gone we were declared lost: stop the old attempts'
- * handlers and take a fresh id for new claims (the old attempts keep the old id and are
- * fenced off by the store). */
-static void beat_once(struct wq_worker *w)
-{
-	int64_t now = wq_now();
-	wq_error e;
-	wq_rc rc;
-
-	w->beat_tried = now;
-	if (w->registered) {
-		wq__failpoint("lease-renew");
-		rc = wq__instance_heartbeat(w->db, &w->self, now, &e);
-		if (rc == WQ_OK) {
-			wq__worker_store_wrote(w);
-			if (now - w->last_beat > w->cfg->lease)
-				w->beats_since = now; /* we were cut off from the store */
-			w->last_beat = now;
-		} else if (rc == WQ_ENOTFOUND) {
-			char g[32];
-			int mine = stop_lost(w, w->self.id);
-
-			wq__worker_log(w, "error",
-			     "instance %s was declared lost by another worker: stopping its %d "
-			     "running handler(s) (SIGTERM, SIGKILL after %s); their outcomes will not "
-			     "be recorded (stale-outcome)",
-			     w->self.id, mine, dur(w->cfg->kill_grace, g, sizeof(g)));
-			w->registered = 0;
-			wq__instance_new_id(&w->self, &e);
-		} else {
-			store_failed(w, "heartbeat", &e);
-		}
-	}
-	if (!w->registered && w->phase <= WQ__PH_RUNNING) {
-		rc = wq__instance_register(w->db, &w->self, now, &e);
-		if (rc == WQ_OK) {
-			w->registered = 1;
-			w->last_beat = w->beats_since = now;
-			wq__worker_log(w, "info", "re-registered as instance %s", w->self.id);
-		} else {
-			char what[WQ_NAME_MAX + 32];
-
-			snprintf(what, sizeof(what), "registering instance %s", w->self.id);
-			store_failed(w, what, &e);
-		}
-	}
-}
-
-/*
- * The lease by which other instances' heartbeat ages are judged now: the configured one
- * once our own heartbeats have gone through without a gap for a lease, otherwise none
- * (only proven deaths, a dead pid on our host, are reaped). A worker cut off from the
- * store (a PostgreSQL restart, a stopped SQLite writer holding the write lock) finds every
- * other heartbeat stale when it comes back first; the others were cut off too and get one
- * lease to come back before they are judged. A freshly started worker waits the same.
- */
-static int64_t judged_lease(const struct wq_worker *w)
-{
-	return wq_now() - w->beats_since >= w->cfg->lease ? w->cfg->lease : INT64_MAX;
-}
-
 static void maintain(struct wq_worker *w, int heartbeat)
 {
 	int interrupted = 0;
@@ -964,11 +858,11 @@ static void maintain(struct wq_worker *w, int heartbeat)
 	wq_rc rc;
 
 	if (heartbeat)
-		beat_once(w);
+		wq__worker_beat(w);
 	wq__worker_retry_unrecorded(w, 0);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
-	rc = wq__instance_recover(w->db, &w->self, judged_lease(w), wq_now(), &interrupted,
+	rc = wq__instance_recover(w->db, &w->self, wq__worker_judged_lease(w), wq_now(), &interrupted,
 				  wq__worker_log, w, &e);
 	if (rc != WQ_OK)
 		store_failed(w, "recovery", &e);

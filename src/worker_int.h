@@ -297,6 +297,16 @@ void wq__prefetch_free(struct wq_worker *w);
 /* The instance was declared lost: the kept tasks (claimed under its old id, interrupted
  * by the recovery that declared it) are forgotten, never started. */
 void wq__prefetch_drop(struct wq_worker *w);
+
+/* worker_lease.c: the worker's own lease. wq__worker_beat heartbeats (or registers
+ * again after being declared lost); wq__worker_lease_unconfirmed: an overdue heartbeat
+ * failed less than a heartbeat ago, so nothing is claimed; wq__worker_lost_running: a
+ * handler of a lost id still runs; wq__worker_judged_lease: the lease other instances'
+ * heartbeats are judged by now (INT64_MAX: not yet, see there). */
+void wq__worker_beat(struct wq_worker *w);
+int wq__worker_lease_unconfirmed(const struct wq_worker *w);
+int wq__worker_lost_running(const struct wq_worker *w);
+int64_t wq__worker_judged_lease(const struct wq_worker *w);
 /* Job j's in-process handler returned and its outcome is queued for its commit: with
  * prefetch its handler slot goes to the next kept task at once (the job stays, unsettled,
  * until the store answered: nothing is reported before). settled: j leaves. */
