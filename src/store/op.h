@@ -200,6 +200,9 @@ extern const size_t wq__task_ncols;
  * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
 wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err);
+/* op_task.c: the store's own checks of a task before its transaction (kind, operation,
+ * hashes present; texts valid UTF-8). */
+wq_rc wq__enqueue_store_check(const struct wq__new_task *t, wq_error *err);
 /* op_claim.c: finish()'s body for one outcome inside an open write transaction (the
  * batch's too); WQ_ESTALE sets s->keep. */
 wq_rc wq__finish_in(struct wq__store *s, const struct wq__outcome *in, wq_error *err);
@@ -266,7 +269,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* batch enqueue (issue 11) */                                                      \
 	X(enqueue_many)                                                                     \
 	/* wake-ups (issues 11, 12) */                                                      \
-	X(wake_next)
+	X(wake_next)                                                                        \
+	/* wave4 enqueue: group commit */                                                   \
+	X(enqueue_group)
 /* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
  * is no file to name (":memory:") or no memory. poke: touches it (creates it when
  * missing); failures are silent (a worker then finds the work at its next poll). fd /

@@ -197,8 +197,9 @@ wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 	return rc;
 }
 
-/* The store's own checks of a task the core validated (enqueue, enqueue_many). */
-static wq_rc enqueue_check(const struct wq__new_task *t, wq_error *err)
+/* The store's own checks of a task the core validated (enqueue, enqueue_many, and
+ * enqueue_group in op_enqueue_group.c). */
+wq_rc wq__enqueue_store_check(const struct wq__new_task *t, wq_error *err)
 {
 	wq_rc rc;
 
@@ -222,7 +223,7 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	size_t len;
 	wq_rc rc;
 
-	if ((rc = enqueue_check(t, err)))
+	if ((rc = wq__enqueue_store_check(t, err)))
 		return rc;
 	/* The payload is text in the store: NUL-terminated here, whatever the caller had. */
 	len = t->payload ? t->payload_len : 0; /* valid JSON: no NUL inside */
@@ -728,7 +729,7 @@ wq_rc wq__op_enqueue_many(struct wq__store *s, const struct wq__new_task *const 
 
 	for (i = 0; i < n; i++) {
 		wq_error e = {0, ""};
-		if ((rc = enqueue_check(t[i], &e)) != WQ_OK)
+		if ((rc = wq__enqueue_store_check(t[i], &e)) != WQ_OK)
 			return wq__err(err, rc, "item %zu: %s", i, e.message);
 	}
 	if ((rc = wq__begin(s, 1, err)))

@@ -495,7 +495,12 @@
 	X(SQL_WAKE_NEXT, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "   \
 	  "AND due_at > $2 AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind "     \
 	  "FROM paused_kinds)), (SELECT min(next_at) FROM deliveries WHERE state = "        \
-	  "'pending' AND next_at > $2)")
+	  "'pending' AND next_at > $2)")                                                    \
+	/* wave4 enqueue: group commit (op_enqueue_group.c): one savepoint per item of a    \
+	 * shared transaction, so one item's failure undoes only that item */               \
+	X(SQL_ENQ_SAVEPOINT, "SAVEPOINT wq_enqueue_item")                                   \
+	X(SQL_ENQ_RELEASE, "RELEASE SAVEPOINT wq_enqueue_item")                             \
+	X(SQL_ENQ_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT wq_enqueue_item")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -659,6 +659,19 @@ struct wq__store_methods {
 	 * claim takes it, or it waits for something else: a turn lock, a limit). */
 	wq_rc (*wake_next)(struct wq__store *s, const char *const *kinds, size_t nkinds,
 			   int64_t now, int64_t *at, wq_error *err);
+	/* --- wave4 enqueue: group commit (op_enqueue_group.c) ---
+	 * The n enqueues of concurrent wq_enqueue callers (validated by the core) in ONE
+	 * write transaction, in order, each exactly as enqueue() would answer it alone:
+	 * item_rc[i] and item_errs[i] are item i's code and message, rows[i] its answer when
+	 * WQ_OK. Each item runs inside its own savepoint: an item's failure (a conflict, a
+	 * limit, a unique clash) undoes that item only (a conflict keeps its `conflict`
+	 * event, as enqueue() does). Returns WQ_OK once the shared commit is durable; when
+	 * the transaction itself fails (begin, a savepoint that cannot be rolled back to,
+	 * the commit), nothing is written and every item_rc[i] and item_errs[i] carry that
+	 * failure (a lost commit answer names each item's own operation). */
+	wq_rc (*enqueue_group)(struct wq__store *s, const struct wq__new_task *const *t,
+			       size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
+			       wq_error *item_errs, wq_error *err);
 };
 
 /* The backends compiled in. */
