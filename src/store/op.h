@@ -140,6 +140,8 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
  * says so (cast). */
 wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		 const char *type, const char *instance, wq_error *err, const char *fmt, ...);
+/* The detail object wq__eventf would append (the caller owns it), or NULL with *err. */
+json_t *wq__detailf(wq_error *err, const char *fmt, ...);
 /* Within a write transaction: wakes LISTENing workers when it commits (drivers with
  * WQ__SQL_CAP_NOTIFY; nothing otherwise). */
 wq_rc wq__notify(struct wq__store *s, wq_error *err);
@@ -200,6 +202,17 @@ extern const size_t wq__task_ncols;
  * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
 wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err);
+/* op_task.c: the detail of a new task's `accepted` event (the caller owns it), or NULL
+ * with *err (out of memory). */
+json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err);
+/* op_enqueue_one.c (wave 4): on a driver with WQ__SQL_CAP_AUTOCOMMIT (PostgreSQL), t as
+ * a NEW task in one autocommitted statement (operation row, task, `accepted` event,
+ * NOTIFY): one round trip. WQ__ENQUEUE_ONE_NO when it does not apply (SQLite, a limit,
+ * a lock key) or the key exists already (nothing was written): the caller then runs the
+ * transactional path, which replays or reports the conflict. payload: NUL-terminated. */
+#define WQ__ENQUEUE_ONE_NO ((wq_rc)-1)
+wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const char *payload,
+		      struct wq__enqueued_row *row, wq_error *err);
 /* op_task.c: the store's own checks of a task before its transaction (kind, operation,
  * hashes present; texts valid UTF-8). */
 wq_rc wq__enqueue_store_check(const struct wq__new_task *t, wq_error *err);

@@ -127,9 +127,20 @@ static wq_rc enqueue_existing(struct wq__store *s, struct enq *q, wq_error *err)
 	return WQ_OK;
 }
 
+json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err)
+{
+	return wq__detailf(err, "sitisiisb", "kind", t->kind, WQ_KIND_MAX, "priority",
+			   (int64_t)t->priority, "due_at", t->due_at, "payload_size",
+			   (int64_t)t->payload_len, "payload_sha256", t->payload_sha256,
+			   WQ_SHA256_HEX - 1, "payload_version", (int64_t)t->payload_version,
+			   "max_attempts", (int64_t)t->max_attempts, "fingerprint",
+			   t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+}
+
 static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
+	json_t *detail;
 	int64_t changes = 0;
 	wq_rc rc;
 
@@ -163,12 +174,8 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc)
 			return rc;
 	}
-	rc = wq__eventf(s, q->id, t->now, 0, "accepted", "", err, "sitisiisb", "kind", t->kind,
-			WQ_KIND_MAX, "priority", (int64_t)t->priority, "due_at", t->due_at,
-			"payload_size", (int64_t)t->payload_len, "payload_sha256",
-			t->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",
-			(int64_t)t->payload_version, "max_attempts", (int64_t)t->max_attempts,
-			"fingerprint", t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+	detail = wq__accepted_detail(t, err);
+	rc = detail ? wq__event(s, q->id, t->now, 0, "accepted", "", detail, err) : WQ_ENOMEM;
 	/* Turn lock key (issue 10): what the claim's FIFO-per-key rule reads. */
 	if (!rc && t->lock)
 		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
@@ -232,6 +239,14 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	memset(&q, 0, sizeof(q));
 	q.t = t;
 	q.payload = payload;
+	/* PostgreSQL: a new task in one statement, one round trip (op_enqueue_one.c) */
+	rc = wq__enqueue_one(s, t, payload, &q.row, err);
+	if (rc != WQ__ENQUEUE_ONE_NO) {
+		free(payload);
+		if (rc == WQ_OK)
+			*out = q.row;
+		return rc;
+	}
 	rc = wq__begin(s, 1, err);
 	if (!rc) {
 		s->lost_op = t->key ? t->key : t->operation; /* for a lost COMMIT answer */

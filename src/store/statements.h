@@ -500,7 +500,12 @@
 	 * shared transaction, so one item's failure undoes only that item */               \
 	X(SQL_ENQ_SAVEPOINT, "SAVEPOINT wq_enqueue_item")                                   \
 	X(SQL_ENQ_RELEASE, "RELEASE SAVEPOINT wq_enqueue_item")                             \
-	X(SQL_ENQ_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT wq_enqueue_item")
+	X(SQL_ENQ_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT wq_enqueue_item")                     \
+	/* wave4 enqueue: a new task in one statement, one round trip (PostgreSQL only:     \
+	 * dialect_postgres.c; op_enqueue_one.c). $1..$16 as SQL_TASK_INSERT, $17 the       \
+	 * `accepted` detail; the keyed one inserts nothing when the key exists */          \
+	X(SQL_ENQ_ONE, NULL)                                                                \
+	X(SQL_ENQ_ONE_KEYED, NULL)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,
