@@ -213,6 +213,10 @@ json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err);
 #define WQ__ENQUEUE_ONE_NO ((wq_rc)-1)
 wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const char *payload,
 		      struct wq__enqueued_row *row, wq_error *err);
+/* The same within the caller's write transaction (a group commit): a failure leaves the
+ * transaction unusable on PostgreSQL. */
+wq_rc wq__enqueue_one_in(struct wq__store *s, const struct wq__new_task *t,
+			 const char *payload, struct wq__enqueued_row *row, wq_error *err);
 /* op_task.c: the store's own checks of a task before its transaction (kind, operation,
  * hashes present; texts valid UTF-8). */
 wq_rc wq__enqueue_store_check(const struct wq__new_task *t, wq_error *err);

@@ -4,15 +4,18 @@
  * one handle while another commit is in flight and hands them here as one group.
  *
  * Invariant: every item is answered exactly as wq__op_enqueue would answer it alone.
- * Each item runs inside its own savepoint of the shared write transaction:
+ * On PostgreSQL a new task is one statement (op_enqueue_one.c) inside the shared
+ * transaction. Otherwise each item runs inside its own savepoint:
  *   - accepted or replayed: the savepoint is released, the rows stay;
  *   - an operation conflict: the `conflict` event stays (as enqueue() commits it), the
  *     item's answer is WQ_ECONFLICT;
  *   - any other failure of the item (a limit, a unique clash, a bad text): rolled back
  *     to its savepoint, nothing of it stays, the others go on.
- * When the transaction itself breaks (begin, a savepoint, the commit), nothing of the
- * group is written and every item that had not failed on its own carries that failure.
- * No item is answered before the shared commit returned (durable: one fsync for all).
+ * When the transaction breaks before its commit (begin, a savepoint, a failed statement
+ * on PostgreSQL, which aborts the transaction), nothing of the group is written and
+ * every item runs again alone, in its own transaction. When the commit fails, every
+ * written item carries that failure (a lost answer: in its own words). No item is
+ * answered before the commit holding it returned (durable: one fsync for the group).
  */
 #include "op.h"
 
@@ -45,6 +48,17 @@ static wq_rc group_item(struct wq__store *s, const struct wq__new_task *t,
 		*item_rc = wq__err(item_err, WQ_ENOMEM, "out of memory (payload of %zu bytes)",
 				   t->payload_len);
 		return WQ_OK; /* this item only */
+	}
+	/* PostgreSQL: a new task in one statement, no savepoint (one round trip); a taken
+	 * key, a limit or a lock key go the savepoint's way below. */
+	rc = wq__enqueue_one_in(s, t, payload, row, item_err);
+	if (rc != WQ__ENQUEUE_ONE_NO) {
+		free(payload);
+		*written = rc == WQ_OK;
+		*item_rc = rc;
+		if (rc) /* the transaction is aborted: the group is run again item by item */
+			*err = *item_err;
+		return rc;
 	}
 	rc = wq__run(s, SQL_ENQ_SAVEPOINT, WQ__NOARGS, NULL, "savepoint", err);
 	if (rc) {
@@ -82,13 +96,27 @@ static void lost_answers(struct wq__store *s, const struct wq__new_task *const *
 	s->lost_op_keyed = 0;
 }
 
+/* The group's transaction broke before its commit (nothing of it is written): each item
+ * not answered yet runs alone, as wq_enqueue without a group would. */
+static void each_alone(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
+		       struct wq__enqueued_row *rows, wq_rc *item_rc, wq_error *item_errs,
+		       const int *checked)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!checked[i])
+			continue;
+		memset(&rows[i], 0, sizeof rows[i]);
+		item_errs[i] = (wq_error){0, ""};
+		item_rc[i] = wq__op_enqueue(s, t[i], &rows[i], &item_errs[i]);
+	}
+}
+
 wq_rc wq__op_enqueue_group(struct wq__store *s, const struct wq__new_task *const *t,
 			   size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
 			   wq_error *item_errs, wq_error *err)
 {
-	int *written = calloc(n ? n : 1, sizeof *written);
+	int *written = calloc(n ? 2 * n : 1, sizeof *written), *checked;
 	size_t i;
-	int begun;
 	wq_rc rc;
 
 	if (!written) {
@@ -99,35 +127,37 @@ wq_rc wq__op_enqueue_group(struct wq__store *s, const struct wq__new_task *const
 		}
 		return rc;
 	}
+	checked = written + n; /* passed the store's checks: to be written */
 	for (i = 0; i < n; i++) {
 		memset(&rows[i], 0, sizeof rows[i]);
 		item_errs[i] = (wq_error){0, ""};
 		item_rc[i] = wq__enqueue_store_check(t[i], &item_errs[i]);
-		written[i] = -1; /* not tried yet: fails with the transaction */
+		checked[i] = item_rc[i] == WQ_OK;
 	}
-	rc = wq__begin(s, 1, err);
-	begun = rc == WQ_OK;
+	if ((rc = wq__begin(s, 1, err))) {
+		each_alone(s, t, n, rows, item_rc, item_errs, checked);
+		goto out;
+	}
 	for (i = 0; i < n && !rc; i++)
-		if (item_rc[i] == WQ_OK)
+		if (checked[i])
 			rc = group_item(s, t[i], &rows[i], &item_rc[i], &item_errs[i], &written[i],
 					err);
-	for (i = 0; i < n; i++) /* items the broken transaction never reached */
-		written[i] = written[i] == -1 ? item_rc[i] == WQ_OK : written[i];
-	if (!rc) {
-		/* a lone enqueue's wording for a lost answer, until lost_answers below */
-		s->lost_op = n ? (t[0]->key ? t[0]->key : t[0]->operation) : NULL;
-		s->lost_op_keyed = n && t[0]->key != NULL;
-		rc = wq__end(s, WQ_OK, err);
-		if (rc && s->commit_lost)
-			lost_answers(s, t, item_rc, item_errs, written, n);
-		else if (rc)
-			fail_written(item_rc, item_errs, written, n, rc, err);
-	} else {
+	if (rc) {
 		wq_error why = *err;
-		if (begun) /* rolled back: nothing of the group stays */
-			wq__end(s, rc, &why);
-		fail_written(item_rc, item_errs, written, n, rc, err);
+
+		wq__end(s, rc, &why); /* rolled back: nothing of the group stays */
+		each_alone(s, t, n, rows, item_rc, item_errs, checked);
+		goto out;
 	}
+	/* a lone enqueue's wording for a lost answer, until lost_answers below */
+	s->lost_op = n ? (t[0]->key ? t[0]->key : t[0]->operation) : NULL;
+	s->lost_op_keyed = n && t[0]->key != NULL;
+	rc = wq__end(s, WQ_OK, err);
+	if (rc && s->commit_lost)
+		lost_answers(s, t, item_rc, item_errs, written, n);
+	else if (rc)
+		fail_written(item_rc, item_errs, written, n, rc, err);
+out:
 	free(written);
 	return rc;
 }

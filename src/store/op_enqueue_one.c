@@ -23,8 +23,10 @@ struct one_row {
 };
 static const struct wq__col one_cols[] = {WQ__COL('i', struct one_row, id)};
 
-wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const char *payload,
-		      struct wq__enqueued_row *row, wq_error *err)
+/* The statement, within a transaction or as its own (then a lost answer is worded for
+ * this enqueue's operation). */
+static wq_rc one(struct wq__store *s, const struct wq__new_task *t, const char *payload,
+		 struct wq__enqueued_row *row, int alone, wq_error *err)
 {
 	struct one_row r = {0};
 	size_t found = 0;
@@ -40,9 +42,11 @@ wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const c
 	json_decref(d);
 	if (!detail)
 		return wq__err(err, WQ_ENOMEM, "out of memory (event accepted)");
-	s->lost_op = t->key ? t->key : t->operation;
-	s->lost_op_keyed = t->key != NULL;
-	s->commit_lost = 0;
+	if (alone) {
+		s->lost_op = t->key ? t->key : t->operation;
+		s->lost_op_keyed = t->key != NULL;
+		s->commit_lost = 0;
+	}
 	rc = wq__select1(s, t->key ? SQL_ENQ_ONE_KEYED : SQL_ENQ_ONE,
 			 WQ__ARGS(WQ__AT(t->kind), WQ__AT(t->tenant), WQ__AT(t->scope),
 				  WQ__AT(t->operation), WQ__AT(payload), WQ__AI(t->payload_len),
@@ -53,12 +57,14 @@ wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const c
 				  t->notify ? WQ__AT(t->notify) : WQ__ANULL, WQ__AT(detail)),
 			 WQ__COLS(one_cols), &r, &found, "insert task", err);
 	free(detail);
-	/* The tests' lost answer (as wq__end's): committed for real, reported unknown. */
-	if (!rc && found && wq__failpoint_hit("commit-lost"))
-		rc = wq__sql_fail(s, WQ__SQL_COMMIT_UNKNOWN, "commit", err);
-	s->commit_lost = rc && s->last_sqlerr == WQ__SQL_COMMIT_UNKNOWN;
-	s->lost_op = NULL;
-	s->lost_op_keyed = 0;
+	if (alone) {
+		/* The tests' lost answer (as wq__end's): committed for real, reported unknown. */
+		if (!rc && found && wq__failpoint_hit("commit-lost"))
+			rc = wq__sql_fail(s, WQ__SQL_COMMIT_UNKNOWN, "commit", err);
+		s->commit_lost = rc && s->last_sqlerr == WQ__SQL_COMMIT_UNKNOWN;
+		s->lost_op = NULL;
+		s->lost_op_keyed = 0;
+	}
 	if (rc == WQ_ECONFLICT && !t->key) /* the generated id met another task's */
 		return wq__err(err, WQ_ECONFLICT, "operation %s already exists", t->operation);
 	if (rc)
@@ -69,4 +75,16 @@ wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const c
 	row->state = WQ_STATE_PENDING;
 	wq__strlcpy(row->fingerprint, t->fingerprint, sizeof(row->fingerprint));
 	return WQ_OK;
+}
+
+wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const char *payload,
+		      struct wq__enqueued_row *row, wq_error *err)
+{
+	return one(s, t, payload, row, 1, err);
+}
+
+wq_rc wq__enqueue_one_in(struct wq__store *s, const struct wq__new_task *t,
+			 const char *payload, struct wq__enqueued_row *row, wq_error *err)
+{
+	return one(s, t, payload, row, 0, err);
 }

@@ -665,10 +665,11 @@ struct wq__store_methods {
 	 * item_rc[i] and item_errs[i] are item i's code and message, rows[i] its answer when
 	 * WQ_OK. Each item runs inside its own savepoint: an item's failure (a conflict, a
 	 * limit, a unique clash) undoes that item only (a conflict keeps its `conflict`
-	 * event, as enqueue() does). Returns WQ_OK once the shared commit is durable; when
-	 * the transaction itself fails (begin, a savepoint that cannot be rolled back to,
-	 * the commit), nothing is written and every item_rc[i] and item_errs[i] carry that
-	 * failure (a lost commit answer names each item's own operation). */
+	 * event, as enqueue() does). Returns WQ_OK once the shared commit is durable. When
+	 * the transaction breaks before its commit, nothing of it is written and every item
+	 * runs again alone (as enqueue()); when the commit fails, every written item
+	 * carries that failure (a lost commit answer names each item's own operation). The
+	 * items' answers are final either way; the return code only says which it was. */
 	wq_rc (*enqueue_group)(struct wq__store *s, const struct wq__new_task *const *t,
 			       size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
 			       wq_error *item_errs, wq_error *err);

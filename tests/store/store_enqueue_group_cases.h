@@ -33,7 +33,9 @@ static void enqueue_group_items_answer_each(void **state)
 		p[i] = &t[i];
 	t[0].tenant = "busy"; /* item 0 makes tenant "busy" reach its limit of 1 */
 	t[5].tenant = "busy";
-	assert_int_equal(M->enqueue_group(f->s, p, 7, rows, rc, errs, &e), WQ_OK);
+	/* The answers are final whichever way the group went: on PostgreSQL item 4's clash
+	 * aborts the shared transaction and every item runs again alone (store.h). */
+	(void)M->enqueue_group(f->s, p, 7, rows, rc, errs, &e);
 
 	assert_int_equal(rc[0], WQ_OK);
 	assert_int_equal(rows[0].replayed, 0);
