@@ -1,6 +1,7 @@
 /* bench_enqueue.c — W1 (single durable enqueues), W1c (concurrent enqueuers: threads of
- * one process, or processes) and W1b (wq_enqueue_many batches). Each enqueuer has its
- * own wq_db, as separate programs would. */
+ * one process, or processes) and W1b (wq_enqueue_many batches). The threads of W1c share
+ * one wq_db, as the threads of one program would (their enqueues share commits: group
+ * commit, src/enqueue_group.c); each process of `--processes` has its own. */
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -102,10 +103,11 @@ static int w1c_threads(const struct bench_opts *o, double *seconds)
 		free(th);
 		return cli_errorf(CLI_EXIT_ERROR, "bench: out of memory");
 	}
-	for (int i = 0; i < c && !ex; i++) {
-		e[i] = (struct enqueuer){o, &start, NULL, share(o->n, c, i), 0};
-		ex = cli_open_url(o->url, 0, &e[i].db);
-	}
+	wq_db *db = NULL;
+
+	ex = cli_open_url(o->url, 0, &db);
+	for (int i = 0; i < c; i++)
+		e[i] = (struct enqueuer){o, &start, db, share(o->n, c, i), 0};
 	while (started < c && !ex) {
 		if (pthread_create(&th[started], NULL, enqueuer_main, &e[started]) != 0)
 			ex = cli_errorf(CLI_EXIT_ERROR, "bench: cannot start a thread");
@@ -125,8 +127,7 @@ static int w1c_threads(const struct bench_opts *o, double *seconds)
 			ex = e[i].ex;
 	}
 	*seconds = bench_clock() - t0;
-	for (int i = 0; i < c; i++)
-		wq_db_close(e[i].db);
+	wq_db_close(db);
 	free(e);
 	free(th);
 	return ex;

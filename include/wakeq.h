@@ -98,7 +98,9 @@ char *wq_duration_format(int64_t us, char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ store ---- */
 
-/* An open store. One handle is used by one thread at a time. */
+/* An open store. One handle is used by one thread at a time, with one exception:
+ * several threads may call wq_enqueue on one handle at once (while no other function
+ * uses it); their enqueues then share commits (group commit, see wq_enqueue). */
 typedef struct wq_db wq_db;
 
 enum {
@@ -180,6 +182,10 @@ typedef struct wq_enqueued {
  * operation record lives); the same identity with another fingerprint (payload or
  * payload version) is WQ_ECONFLICT naming the key, and creates nothing. Uniqueness is
  * enforced by the store (a unique index), so it holds across processes.
+ * Threads: concurrent calls on one handle are safe and share one transaction and one
+ * durable commit per group (each call keeps its own answer: a conflict, a limit or an
+ * error of one fails only that call); no call returns before its commit is durable, and
+ * a failed commit fails every call in it.
  */
 wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *opts, wq_enqueued *out, wq_error *err);
 

@@ -42,6 +42,7 @@ wq_rc wq_db_open(const char *url, unsigned flags, wq_db **out, wq_error *err)
 	}
 	db->m = m;
 	db->s = s;
+	wq__enq_group_init(&db->enq);
 	*out = db;
 	return WQ_OK;
 }
@@ -51,6 +52,7 @@ void wq_db_close(wq_db *db)
 	if (!db)
 		return;
 	db->m->close(db->s);
+	wq__enq_group_destroy(&db->enq);
 	free(db->url);
 	free(db);
 }

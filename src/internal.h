@@ -8,6 +8,7 @@
 #include "store/store.h"
 #include "failpoint.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -27,11 +28,30 @@ int wq__strlcpy(char *dst, const char *src, size_t dstsz);
 
 /* ---- db.c ---- */
 
+/* enqueue_group.c (wave 4): the handle's concurrent wq_enqueue calls sharing commits.
+ * mu guards the queue and busy; busy: a leader is running a group on the store. */
+struct wq__enq_req;
+struct wq__enq_group {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* broadcast when a group is answered */
+	struct wq__enq_req *head, *tail;
+	int busy;
+};
+
 struct wq_db {
 	const struct wq__store_methods *m;
 	struct wq__store *s;
 	char *url; /* as opened (owned): a worker opens a second connection with it */
+	struct wq__enq_group enq; /* wave 4 enqueue: group commit */
 };
+
+void wq__enq_group_init(struct wq__enq_group *g);
+void wq__enq_group_destroy(struct wq__enq_group *g);
+/* wq_enqueue's store call: t (validated) joins the handle's next group commit; returns
+ * once the commit holding it returned, with t's own answer in *row / *err. Safe to call
+ * from several threads at once on one handle. */
+wq_rc wq__enqueue_shared(wq_db *db, const struct wq__new_task *t,
+			 struct wq__enqueued_row *row, wq_error *err);
 
 /* Calls a store method: `WQ__STORE(db, claim, &req, &out, &n, err)`. The single place
  * the core reaches the backend, so a failpoint named after the method can kill the

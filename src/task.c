@@ -230,7 +230,7 @@ wq_rc wq_enqueue(wq_db *db, const wq_enqueue_opts *o, wq_enqueued *out, wq_error
 		return rc;
 	}
 	memset(&row, 0, sizeof row);
-	rc = WQ__STORE(db, enqueue, &p.t, &row, err);
+	rc = wq__enqueue_shared(db, &p.t, &row, err); /* group commit: enqueue_group.c */
 	free(p.notify);
 	if (rc == WQ_OK && out)
 		wq__enqueued_fill(out, &p.t, &row);

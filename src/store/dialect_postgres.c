@@ -28,6 +28,24 @@
 
 WQ__SQL_TEXTS;
 
+/* wave4 enqueue (op_enqueue_one.c): the task insert of SQL_ENQ_ONE*, its values between
+ * pre and post (the keyed one also sets the id: idcol); then the `accepted` event and the
+ * NOTIFY, answering the task's id. Casts: parameters in a SELECT list have no type from
+ * their column. */
+#define ENQ_ONE_TASK(idcol, pre, post)                                                     \
+	"INSERT INTO tasks (" idcol "kind, tenant, scope, operation, payload, "  \
+	"payload_size, payload_sha256, payload_version, priority, state, due_at, order_at, " \
+	"created_at, updated_at, max_attempts, keyed, fingerprint, notify)" pre             \
+	"CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), CAST($4 AS text), "         \
+	"CAST($5 AS text), CAST($6 AS bigint), CAST($7 AS text), CAST($8 AS integer), "    \
+	"CAST($9 AS integer), 'pending', CAST($10 AS bigint), CAST($11 AS bigint), "       \
+	"CAST($12 AS bigint), CAST($12 AS bigint), CAST($13 AS integer), "                 \
+	"CAST($14 AS integer), CAST($15 AS text), CAST($16 AS text)" post " RETURNING id"
+#define ENQ_ONE_REST                                                                       \
+	"e AS (INSERT INTO events (task_id, at, attempt, type, instance, detail) SELECT "   \
+	"id, CAST($12 AS bigint), 0, 'accepted', '', CAST($17 AS text) FROM t) SELECT t.id " \
+	"FROM t CROSS JOIN (SELECT pg_notify('" WQ__SQL_NOTIFY_CHANNEL "', '')) AS n"
+
 static const char *postgres_text(int id)
 {
 	switch (id) {
@@ -83,6 +101,17 @@ static const char *postgres_text(int id)
 		       "json)) AS e (v)) AS r WHERE attempts.task_id = ANY (ARRAY (SELECT "
 		       "CAST(e.v->>0 AS bigint) FROM json_array_elements(CAST($1 AS json)) AS e "
 		       "(v))) AND attempts.task_id = r.t AND attempts.attempt = r.a";
+	/* wave4 enqueue: one round trip per new task (op_enqueue_one.c) */
+	case SQL_ENQ_ONE:
+		return "WITH t AS (" ENQ_ONE_TASK("", " VALUES (", ")") "), " ENQ_ONE_REST;
+	case SQL_ENQ_ONE_KEYED: /* the operation row names the task id drawn first */
+		return "WITH i AS (SELECT nextval(pg_get_serial_sequence('tasks', 'id')) AS id), "
+		       "o AS (INSERT INTO operations (tenant, scope, kind, key, fingerprint, "
+		       "payload_version, task_id, created_at) SELECT CAST($2 AS text), "
+		       "CAST($3 AS text), CAST($1 AS text), CAST($4 AS text), CAST($15 AS text), "
+		       "CAST($8 AS integer), i.id, CAST($12 AS bigint) FROM i ON CONFLICT "
+		       "(tenant, scope, kind, key) DO NOTHING RETURNING task_id), "
+		       "t AS (" ENQ_ONE_TASK("id, ", " OVERRIDING SYSTEM VALUE SELECT o.task_id, ", " FROM o") "), " ENQ_ONE_REST;
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

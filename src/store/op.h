@@ -152,6 +152,8 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
  * says so (cast). */
 wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		 const char *type, const char *instance, wq_error *err, const char *fmt, ...);
+/* The detail object wq__eventf would append (the caller owns it), or NULL with *err. */
+json_t *wq__detailf(wq_error *err, const char *fmt, ...);
 /* Within a write transaction: wakes LISTENing workers when it commits (drivers with
  * WQ__SQL_CAP_NOTIFY; nothing otherwise). */
 wq_rc wq__notify(struct wq__store *s, wq_error *err);
@@ -212,6 +214,24 @@ extern const size_t wq__task_ncols;
  * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
 wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err);
+/* op_task.c: the detail of a new task's `accepted` event (the caller owns it), or NULL
+ * with *err (out of memory). */
+json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err);
+/* op_enqueue_one.c (wave 4): on a driver with WQ__SQL_CAP_AUTOCOMMIT (PostgreSQL), t as
+ * a NEW task in one autocommitted statement (operation row, task, `accepted` event,
+ * NOTIFY): one round trip. WQ__ENQUEUE_ONE_NO when it does not apply (SQLite, a limit,
+ * a lock key) or the key exists already (nothing was written): the caller then runs the
+ * transactional path, which replays or reports the conflict. payload: NUL-terminated. */
+#define WQ__ENQUEUE_ONE_NO ((wq_rc)-1)
+wq_rc wq__enqueue_one(struct wq__store *s, const struct wq__new_task *t, const char *payload,
+		      struct wq__enqueued_row *row, wq_error *err);
+/* The same within the caller's write transaction (a group commit): a failure leaves the
+ * transaction unusable on PostgreSQL. */
+wq_rc wq__enqueue_one_in(struct wq__store *s, const struct wq__new_task *t,
+			 const char *payload, struct wq__enqueued_row *row, wq_error *err);
+/* op_task.c: the store's own checks of a task before its transaction (kind, operation,
+ * hashes present; texts valid UTF-8). */
+wq_rc wq__enqueue_store_check(const struct wq__new_task *t, wq_error *err);
 /* op_claim.c: finish()'s body for one outcome inside an open write transaction (the
  * batch's too); WQ_ESTALE sets s->keep. */
 wq_rc wq__finish_in(struct wq__store *s, const struct wq__outcome *in, wq_error *err);
@@ -287,7 +307,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* wake-ups (issues 11, 12) */                                                      \
 	X(wake_next) \
 	/* wave4 batch: prefetched tasks given back (op_rows.c) */ \
-	X(unclaim)
+	X(unclaim) \
+	/* wave4 enqueue: group commit */                                                   \
+	X(enqueue_group)
 /* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
  * is no file to name (":memory:") or no memory. poke: touches it (creates it when
  * missing); failures are silent (a worker then finds the work at its next poll). fd /

@@ -127,9 +127,20 @@ static wq_rc enqueue_existing(struct wq__store *s, struct enq *q, wq_error *err)
 	return WQ_OK;
 }
 
+json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err)
+{
+	return wq__detailf(err, "sitisiisb", "kind", t->kind, WQ_KIND_MAX, "priority",
+			   (int64_t)t->priority, "due_at", t->due_at, "payload_size",
+			   (int64_t)t->payload_len, "payload_sha256", t->payload_sha256,
+			   WQ_SHA256_HEX - 1, "payload_version", (int64_t)t->payload_version,
+			   "max_attempts", (int64_t)t->max_attempts, "fingerprint",
+			   t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+}
+
 static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
+	json_t *detail;
 	int64_t changes = 0;
 	wq_rc rc;
 
@@ -163,12 +174,8 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc)
 			return rc;
 	}
-	rc = wq__eventf(s, q->id, t->now, 0, "accepted", "", err, "sitisiisb", "kind", t->kind,
-			WQ_KIND_MAX, "priority", (int64_t)t->priority, "due_at", t->due_at,
-			"payload_size", (int64_t)t->payload_len, "payload_sha256",
-			t->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",
-			(int64_t)t->payload_version, "max_attempts", (int64_t)t->max_attempts,
-			"fingerprint", t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+	detail = wq__accepted_detail(t, err);
+	rc = detail ? wq__event(s, q->id, t->now, 0, "accepted", "", detail, err) : WQ_ENOMEM;
 	/* Turn lock key (issue 10): what the claim's FIFO-per-key rule reads. */
 	if (!rc && t->lock)
 		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
@@ -197,8 +204,9 @@ wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 	return rc;
 }
 
-/* The store's own checks of a task the core validated (enqueue, enqueue_many). */
-static wq_rc enqueue_check(const struct wq__new_task *t, wq_error *err)
+/* The store's own checks of a task the core validated (enqueue, enqueue_many, and
+ * enqueue_group in op_enqueue_group.c). */
+wq_rc wq__enqueue_store_check(const struct wq__new_task *t, wq_error *err)
 {
 	wq_rc rc;
 
@@ -222,7 +230,7 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	size_t len;
 	wq_rc rc;
 
-	if ((rc = enqueue_check(t, err)))
+	if ((rc = wq__enqueue_store_check(t, err)))
 		return rc;
 	/* The payload is text in the store: NUL-terminated here, whatever the caller had. */
 	len = t->payload ? t->payload_len : 0; /* valid JSON: no NUL inside */
@@ -231,6 +239,14 @@ wq_rc wq__op_enqueue(struct wq__store *s, const struct wq__new_task *t,
 	memset(&q, 0, sizeof(q));
 	q.t = t;
 	q.payload = payload;
+	/* PostgreSQL: a new task in one statement, one round trip (op_enqueue_one.c) */
+	rc = wq__enqueue_one(s, t, payload, &q.row, err);
+	if (rc != WQ__ENQUEUE_ONE_NO) {
+		free(payload);
+		if (rc == WQ_OK)
+			*out = q.row;
+		return rc;
+	}
 	rc = wq__begin(s, 1, err);
 	if (!rc) {
 		s->lost_op = t->key ? t->key : t->operation; /* for a lost COMMIT answer */
@@ -728,7 +744,7 @@ wq_rc wq__op_enqueue_many(struct wq__store *s, const struct wq__new_task *const 
 
 	for (i = 0; i < n; i++) {
 		wq_error e = {0, ""};
-		if ((rc = enqueue_check(t[i], &e)) != WQ_OK)
+		if ((rc = wq__enqueue_store_check(t[i], &e)) != WQ_OK)
 			return wq__err(err, rc, "item %zu: %s", i, e.message);
 	}
 	if ((rc = wq__begin(s, 1, err)))

@@ -355,18 +355,15 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 	return rc;
 }
 
-wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
-		 const char *type, const char *instance, wq_error *err, const char *fmt, ...)
+static json_t *detailv(wq_error *err, const char *fmt, va_list ap)
 {
 	json_t *d = wq__jobj(err);
 	const char *key, *str;
-	va_list ap;
 	int64_t v;
 	int bad = 0, a, max;
 
 	if (!d)
-		return WQ_ENOMEM;
-	va_start(ap, fmt);
+		return NULL;
 	for (; !bad && *fmt; fmt++) {
 		if (*fmt == 'a') {
 			v = va_arg(ap, int64_t);
@@ -390,8 +387,34 @@ wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 				bad = wq__jset_int(d, key, v);
 		}
 	}
+	if (bad) {
+		wq__jfail(d, err);
+		return NULL;
+	}
+	return d;
+}
+
+json_t *wq__detailf(wq_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *d;
+
+	va_start(ap, fmt);
+	d = detailv(err, fmt, ap);
 	va_end(ap);
-	return bad ? wq__jfail(d, err) : wq__event(s, task_id, at, attempt, type, instance, d, err);
+	return d;
+}
+
+wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+		 const char *type, const char *instance, wq_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *d;
+
+	va_start(ap, fmt);
+	d = detailv(err, fmt, ap);
+	va_end(ap);
+	return d ? wq__event(s, task_id, at, attempt, type, instance, d, err) : WQ_ENOMEM;
 }
 
 wq_rc wq__notify(struct wq__store *s, wq_error *err)

@@ -521,7 +521,17 @@
 	 * its place, the attempt not counted against its limit */                        \
 	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = $4, reason "  \
 	  "= 'prefetch-returned', reason_detail = '', retry_base = retry_base + 1, "        \
-	  "max_attempts = max_attempts + 1" WQ__OWNED)
+	  "max_attempts = max_attempts + 1" WQ__OWNED)                                      \
+	/* wave4 enqueue: group commit (op_enqueue_group.c): one savepoint per item of a    \
+	 * shared transaction, so one item's failure undoes only that item */               \
+	X(SQL_ENQ_SAVEPOINT, "SAVEPOINT wq_enqueue_item")                                   \
+	X(SQL_ENQ_RELEASE, "RELEASE SAVEPOINT wq_enqueue_item")                             \
+	X(SQL_ENQ_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT wq_enqueue_item")                     \
+	/* wave4 enqueue: a new task in one statement, one round trip (PostgreSQL only:     \
+	 * dialect_postgres.c; op_enqueue_one.c). $1..$16 as SQL_TASK_INSERT, $17 the       \
+	 * `accepted` detail; the keyed one inserts nothing when the key exists */          \
+	X(SQL_ENQ_ONE, NULL)                                                                \
+	X(SQL_ENQ_ONE_KEYED, NULL)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -669,6 +669,20 @@ struct wq__store_methods {
 	 * written for it). */
 	wq_rc (*unclaim)(struct wq__store *s, const struct wq__claimed *c, size_t n,
 			 const char *instance, int64_t now, wq_rc *rcs, wq_error *err);
+	/* --- wave4 enqueue: group commit (op_enqueue_group.c) ---
+	 * The n enqueues of concurrent wq_enqueue callers (validated by the core) in ONE
+	 * write transaction, in order, each exactly as enqueue() would answer it alone:
+	 * item_rc[i] and item_errs[i] are item i's code and message, rows[i] its answer when
+	 * WQ_OK. Each item runs inside its own savepoint: an item's failure (a conflict, a
+	 * limit, a unique clash) undoes that item only (a conflict keeps its `conflict`
+	 * event, as enqueue() does). Returns WQ_OK once the shared commit is durable. When
+	 * the transaction breaks before its commit, nothing of it is written and every item
+	 * runs again alone (as enqueue()); when the commit fails, every written item
+	 * carries that failure (a lost commit answer names each item's own operation). The
+	 * items' answers are final either way; the return code only says which it was. */
+	wq_rc (*enqueue_group)(struct wq__store *s, const struct wq__new_task *const *t,
+			       size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
+			       wq_error *item_errs, wq_error *err);
 };
 
 /* The backends compiled in. */

@@ -1135,6 +1135,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_intake_cases.h" /* intake (issue 13) */
 #include "store_batch_cases.h" /* batch enqueue (issue 11) */
 #include "store_wakeup_cases.h" /* wake-ups (issues 11, 12) */
+#include "store_enqueue_group_cases.h" /* group commit of enqueues (wave 4) */
 
 int main(int argc, char **argv)
 {
@@ -1186,6 +1187,9 @@ int main(int argc, char **argv)
 						teardown),
 		/* wake-ups (issues 11, 12) */
 		cmocka_unit_test_setup_teardown(wake_next_and_wake_file, setup, teardown),
+		/* group commit of enqueues (wave 4) */
+		cmocka_unit_test_setup_teardown(enqueue_group_items_answer_each, setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_threads_share_a_handle, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
