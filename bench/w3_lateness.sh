@@ -22,9 +22,10 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 cc -O2 -o "$tmp/w3_handler" "$here/w3_handler.c"
+# nettle for this tree, libcrypto for a build before issue 11 moved SHA-256 to nettle
 # shellcheck disable=SC2046
 cc -O2 -D_GNU_SOURCE -I"$here/../include" -o "$tmp/w3_lateness" "$here/w3_lateness.c" \
-	"$build/libwakeq.a" $(pkg-config --libs sqlite3 libuv jansson libcrypto inih libcurl libpq) -lpthread
+	"$build/libwakeq.a" $(pkg-config --libs sqlite3 libuv jansson nettle libcrypto inih libcurl libpq) -lpthread
 [ -n "$url" ] || url="$tmp/w3.db"
 "$build/wakeq" --db "$url" init >/dev/null
 mkfifo "$tmp/fifo"

@@ -466,6 +466,10 @@ static void start_webhook(struct wq__deliver *d, struct djob *j)
 	char err[160];
 	int r;
 
+	/* libcurl (and the TLS libraries it pulls in, ~4 MiB resident) is loaded with the
+	 * first webhook, not when the worker starts: an idle worker without webhooks stays
+	 * small (issue 11). On the loop thread, before any request runs on the pool. */
+	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK) {
 		snprintf(err, sizeof(err), "libcurl could not be initialised: %s",
 			 curl_easy_strerror(curl_init_rc));
@@ -722,7 +726,6 @@ wq_rc wq__deliver_new(const struct wq__deliver_opts *o, struct wq__deliver **out
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return wq__err(err, WQ_ENOMEM, "out of memory (delivery slots)");
-	pthread_once(&curl_once, curl_init);
 	d->o = *o;
 	d->slots = o->cfg->delivery_concurrency > 0 ? o->cfg->delivery_concurrency : 1;
 	d->last_claim_empty = 1;

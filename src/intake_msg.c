@@ -5,7 +5,7 @@
 #include "store/evidence.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
+#include <nettle/base64.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -102,9 +102,10 @@ static int set_raw(json_t *o, const char *msg, size_t len)
 
 	if (len > WQ__INTAKE_RAW_MAX)
 		return json_object_set_new(o, "raw_omitted", json_true()) != 0;
-	if (!(b64 = malloc(4 * ((len + 2) / 3) + 1)))
+	if (!(b64 = malloc(BASE64_ENCODE_RAW_LENGTH(len) + 1)))
 		return 1;
-	EVP_EncodeBlock(b64, (const unsigned char *)msg, (int)len);
+	base64_encode_raw((char *)b64, len, (const uint8_t *)msg);
+	b64[BASE64_ENCODE_RAW_LENGTH(len)] = '\0';
 	bad = json_object_set_new(o, "raw_base64", json_string((const char *)b64)) != 0;
 	free(b64);
 	return bad;

@@ -32,7 +32,7 @@
 #include <jansson.h>
 #include <locale.h>
 #include <math.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -906,19 +906,22 @@ wq_rc wq_json_canonical(const char *text, size_t len, char **out, wq_error *err)
 
 /* ------------------------------------------------------------ hashing ---- */
 
+/* nettle rather than libcrypto (issue 11): a SHA-256 is all the core needs, and
+ * libcrypto's ~5,400 symbol relocations were most of every CLI call's start-up. */
 void wq__sha256_hex(const void *data, size_t len, char hex[WQ_SHA256_HEX])
 {
 	static const char digits[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	struct sha256_ctx ctx;
+	uint8_t md[SHA256_DIGEST_SIZE];
 
-	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL))
-		mdlen = 0; /* leaves an empty string rather than garbage */
-	for (unsigned int i = 0; i < mdlen && i < 32; i++) {
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, data);
+	sha256_digest(&ctx, sizeof md, md);
+	for (unsigned int i = 0; i < SHA256_DIGEST_SIZE; i++) {
 		hex[2 * i] = digits[md[i] >> 4];
 		hex[2 * i + 1] = digits[md[i] & 15];
 	}
-	hex[mdlen >= 32 ? 64 : 2 * mdlen] = '\0';
+	hex[2 * SHA256_DIGEST_SIZE] = '\0';
 }
 
 /* SHA-256 over prefix + body, the prefix copied in front (bodies are small: ≤ 1 MiB). */

@@ -17,7 +17,7 @@ for p in libcmocka-dev postgresql-15 python3; do
 	! echo "$build" | grep -qx "$p" || fail "$p is a build dependency in scripts/deps"
 	echo "$all" | grep -qx "$p" || fail "$p is not in scripts/deps --test"
 done
-for p in libsqlite3-dev libuv1-dev libjansson-dev libssl-dev libpq-dev libcurl4-openssl-dev cmake; do
+for p in libsqlite3-dev libuv1-dev libjansson-dev nettle-dev libpq-dev libcurl4-openssl-dev cmake; do
 	echo "$build" | grep -qx "$p" || fail "$p is missing from the build dependencies"
 done
 

@@ -29,6 +29,11 @@
 #include <strings.h>
 
 #define BUSY_TIMEOUT_MS 10000
+/* SQLite's own wal_autocheckpoint default, kept by wal_hook() which replaces it. */
+#define AUTOCHECKPOINT_FRAMES 1000
+/* A WAL this long (frames of a page) is checkpointed by the last connection to close;
+ * a shorter one is left for the next process (see sq_close). */
+#define CLOSE_CHECKPOINT_FRAMES 128
 #define WQ_SQLITE_MIN_VERSION 3035000 /* RETURNING, ON CONFLICT DO UPDATE */
 
 struct wq__cursor {
@@ -48,8 +53,9 @@ struct wq__conn {
 	sqlite3_stmt *st[WQ__SQL_COUNT]; /* owned; prepared on first use */
 	sqlite3_stmt *tx[TX__COUNT];     /* owned; prepared on first use */
 	struct wq__cursor cur[WQ__SQL_COUNT];
-	char err[512]; /* the last failure's message */
-	int rofs;      /* opened read-only: the file is on a read-only file system */
+	char err[512];  /* the last failure's message */
+	int rofs;       /* opened read-only: the file is on a read-only file system */
+	int wal_frames; /* the WAL's length after this connection's last commit */
 };
 
 /* The core's view (enum wq__sqlerr) of an extended result code. */
@@ -313,12 +319,21 @@ static int sq_script(struct wq__conn *c, const char *sql)
 
 /* ------------------------------------------------------------------ open / close ---- */
 
+/* Checkpoint on close or not (issue 11). The last connection to close checkpoints the
+ * WAL into the database and deletes it: two fsyncs, and the next writer's new WAL two
+ * more (its header and the directory), so a `wakeq enqueue` with no worker running paid
+ * five fsyncs instead of its commit's one. Left in place, the WAL costs the next process
+ * that opens the store a read of it (its index in the -shm file is rebuilt): cheap while
+ * it is short. So a connection checkpoints on close only once its commits have grown the
+ * WAL past CLOSE_CHECKPOINT_FRAMES; a commit is durable in the WAL either way. */
 static void sq_close(struct wq__conn *c)
 {
 	size_t i;
 
 	if (!c)
 		return;
+	if (c->db && c->wal_frames >= CLOSE_CHECKPOINT_FRAMES)
+		sqlite3_db_config(c->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 	for (i = 0; i < WQ__SQL_COUNT; i++)
 		sqlite3_finalize(c->st[i]);
 	for (i = 0; i < TX__COUNT; i++)
@@ -408,6 +423,18 @@ static int set_wal(struct wq__conn *c, char *msg, size_t msgsz)
 	return rc;
 }
 
+/* After each commit: SQLite's automatic checkpoint (which this hook replaces), and the
+ * WAL's length for sq_close. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct wq__conn *c = arg;
+
+	c->wal_frames = frames;
+	if (frames >= AUTOCHECKPOINT_FRAMES)
+		sqlite3_wal_checkpoint(db, name); /* passive: a failure is retried next time */
+	return SQLITE_OK;
+}
+
 static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 {
 	const char *sync = getenv("WAKEQ_SQLITE_SYNCHRONOUS");
@@ -426,6 +453,8 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 		return WQ__SQL_ERROR;
 	}
 	sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+	sqlite3_db_config(c->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL); /* sq_close */
+	sqlite3_wal_hook(c->db, wal_hook, c);
 	rc = set_wal(c, msg, msgsz);
 	if (!rc)
 		rc = pragma(c, sync_sql, msg, msgsz);
