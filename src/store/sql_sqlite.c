@@ -92,12 +92,21 @@ static int sqlerr(int rc)
 	}
 }
 
+static int on_read_only_fs(const char *path)
+{
+	struct statvfs sv;
+
+	return path && statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
 /* Records a failure (msg NULL: SQLite's own message) and returns its code. */
 static int fail(struct wq__conn *c, int rc, const char *msg)
 {
 	snprintf(c->err, sizeof(c->err), "%s", msg ? msg : sqlite3_errmsg(c->db));
-	/* A write on a read-only file system never clears by retrying this connection. */
-	if (c->rofs && (rc & 0xff) == SQLITE_READONLY) {
+	/* A write on a read-only file system never clears by retrying this connection. It
+	 * was opened immutable (open_read_only_fs), or normally when the -wal and -shm
+	 * files were left in place (sq_close) and the file system went read-only later. */
+	if ((rc & 0xff) == SQLITE_READONLY && (c->rofs || on_read_only_fs(c->path))) {
 		snprintf(c->err, sizeof(c->err),
 			 "read-only file system: the database can be read, not written");
 		return WQ__SQL_ERROR;
@@ -469,12 +478,11 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
  * reads work, every write fails naming the cause (fail()). Other opens are kept. */
 static int open_read_only_fs(struct wq__conn *c, char *msg, size_t msgsz)
 {
-	struct statvfs sv;
 	struct stat wal;
 	char *uri;
 	int rc;
 
-	if (statvfs(c->path, &sv) != 0 || !(sv.f_flag & ST_RDONLY))
+	if (!on_read_only_fs(c->path))
 		return -1;
 	/* An immutable open ignores the -wal file: with transactions still in it (a crash
 	 * before the file system went read-only) it would read an old state. */
