@@ -266,7 +266,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* batch enqueue (issue 11) */                                                      \
 	X(enqueue_many)                                                                     \
 	/* wake-ups (issues 11, 12) */                                                      \
-	X(wake_next)
+	X(wake_next)                                                                        \
+	/* wave4 clock: the store's clock (issue 15) */                                     \
+	X(store_now)
 /* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
  * is no file to name (":memory:") or no memory. poke: touches it (creates it when
  * missing); failures are silent (a worker then finds the work at its next poll). fd /
@@ -276,6 +278,10 @@ void wq__wakefile_free(struct wq__wakefile *wf);
 void wq__wakefile_poke(struct wq__wakefile *wf);
 int wq__wakefile_fd(struct wq__store *s);
 int wq__wakefile_drain(struct wq__store *s);
+
+/* op_clock.c (wave4 clock, issue 15): the store's clock, read once by an operation that
+ * writes or judges a lease's expiry (D_NOW_US; WQ_ESTORE when it gives nothing). */
+wq_rc wq__store_clock(struct wq__store *s, int64_t *now, wq_error *err);
 
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;

@@ -73,12 +73,13 @@
 		     "WHERE d.task_id = tasks.id AND d.state IN ('pending', 'sending'))"
 /* Turn locks, paused kinds (issue 10): a pending task p (due, of a kind the worker runs)
  * is claimable only when its kind is not paused and, with a lock key, the key is free (no
- * row, or an external lease that expired by `now`) and p is the oldest due pending task
+ * row, or an external lease that expired on the store's clock: a lease's expiry is
+ * written on that clock, op_lock.c) and p is the oldest due pending task
  * of its key, whatever its kind (FIFO within a key: one per key in any batch). */
 #define WQ__CLAIMABLE(now)                                                                 \
 	" AND p.kind NOT IN (SELECT kind FROM paused_kinds) AND (p.lock_key = '' OR (NOT "  \
 	"EXISTS (SELECT 1 FROM locks l WHERE l.key = p.lock_key AND (l.expires_at = 0 OR "  \
-	"l.expires_at > " now ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.lock_key = " \
+	"l.expires_at > " D_NOW_US ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.lock_key = " \
 	"p.lock_key AND o.state = 'pending' AND o.due_at <= " now " AND (o.order_at < "     \
 	"p.order_at OR (o.order_at = p.order_at AND o.id < p.id)))))"
 
@@ -495,7 +496,11 @@
 	X(SQL_WAKE_NEXT, "SELECT (SELECT min(due_at) FROM tasks WHERE state = 'pending' "   \
 	  "AND due_at > $2 AND kind IN " D_TEXTS("$1") " AND kind NOT IN (SELECT kind "     \
 	  "FROM paused_kinds)), (SELECT min(next_at) FROM deliveries WHERE state = "        \
-	  "'pending' AND next_at > $2)")
+	  "'pending' AND next_at > $2)")                                                    \
+	/* ---- wave4 clock: the store's clock (issue 15; op_clock.c) ---- */              \
+	/* leases written by one process and judged by another are measured on this one  \
+	 * clock, never on the writers' (µs since the epoch; see D_NOW_US) */            \
+	X(SQL_STORE_NOW, "SELECT " D_NOW_US)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -10,7 +10,10 @@
  *  - WQ_EBUSY: busy or connection lost (retry). WQ_EUNKNOWN: a COMMIT's answer was lost —
  *    except where the method's repeat recognises its outcome (finish, claims, instance
  *    writes): WQ_EBUSY.
- *  - Times are int64 µs since the epoch, passed in (`now`): the store reads no clock.
+ *  - Times are int64 µs since the epoch, passed in (`now`), except a lease's expiry:
+ *    leases (instances, turn locks, schedule owners, source acknowledgements) are
+ *    written and judged on the store's own clock (op_clock.c, issue 15), so a method
+ *    that takes one takes its duration, not an expiry time.
  *  - Identity fields with invalid UTF-8 are refused (WQ_EINVAL); free text is made valid.
  *  - Out-parameters are written only on success; arrays are malloc'd (free()).
  */
@@ -565,18 +568,20 @@ struct wq__store_methods {
 	 * reap_orphans) delete the attempt's row in their transaction (`lock-released`).
 	 * claim() never takes a task of a paused kind. */
 
-	/* An external lease until expires_at (> now); the same holder renews. WQ_ELIMIT
-	 * when held by another (*out: that hold); *out: the lease on success. */
+	/* An external lease of `ttl` µs (> 0) on the store's clock: acquired_at and
+	 * expires_at of *out are store times, and expiry is judged on that clock only (a
+	 * skewed caller can neither take a live lease nor keep an expired one). The same
+	 * holder renews. WQ_ELIMIT when held by another (*out: that hold); *out: the lease
+	 * on success. lock_list: the unexpired holds, on the store's clock. */
 	wq_rc (*lock_acquire)(struct wq__store *s, const char *key, const char *holder,
-			      int64_t now, int64_t expires_at, wq_lock *out, wq_error *err);
+			      int64_t ttl, wq_lock *out, wq_error *err);
 	/* WQ_ENOTFOUND when `holder` holds no unexpired lease of key. */
 	wq_rc (*lock_renew)(struct wq__store *s, const char *key, const char *holder,
-			    int64_t now, int64_t expires_at, wq_lock *out, wq_error *err);
+			    int64_t ttl, wq_lock *out, wq_error *err);
 	/* WQ_ENOTFOUND when `holder` has no lease row of key. */
 	wq_rc (*lock_release)(struct wq__store *s, const char *key, const char *holder,
 			      wq_error *err);
-	wq_rc (*lock_list)(struct wq__store *s, int64_t now, wq_lock **out, size_t *n,
-			   wq_error *err);
+	wq_rc (*lock_list)(struct wq__store *s, wq_lock **out, size_t *n, wq_error *err);
 	wq_rc (*kind_pause)(struct wq__store *s, const char *kind, int paused, int64_t now,
 			    wq_error *err);
 	wq_rc (*kinds_paused)(struct wq__store *s, wq_kind_pause **out, size_t *n,
@@ -659,6 +664,10 @@ struct wq__store_methods {
 	 * claim takes it, or it waits for something else: a turn lock, a limit). */
 	wq_rc (*wake_next)(struct wq__store *s, const char *const *kinds, size_t nkinds,
 			   int64_t now, int64_t *at, wq_error *err);
+	/* --- wave4 clock (issue 15; op_clock.c) ---
+	 * The store's clock, on which every lease's expiry is written and judged (what
+	 * reads it for a finding, such as doctor's expired schedule owner). */
+	wq_rc (*store_now)(struct wq__store *s, int64_t *now, wq_error *err);
 };
 
 /* The backends compiled in. */

@@ -1028,8 +1028,7 @@ static void claim_takes_oldest_task_of_a_free_key(void **state)
 	assert_int_equal(claim_ids(f, "w2", ids, NULL), 0); /* A and B are held */
 	/* a task's hold is visible, and no lease can take it */
 	f->now++;
-	assert_int_equal(M->lock_acquire(f->s, "A", "chat", f->now, f->now + 1000, &held, &e),
-			 WQ_ELIMIT);
+	assert_int_equal(M->lock_acquire(f->s, "A", "chat", 1000, &held, &e), WQ_ELIMIT);
 	assert_true(held.task_id == a1);
 	assert_int_equal(held.expires_at, 0);
 	o = succeeded(&c[0], "w1", f->now);
@@ -1041,48 +1040,92 @@ static void claim_takes_oldest_task_of_a_free_key(void **state)
 	(void)a3;
 }
 
+/* Lists the unexpired holds; their count. */
+static size_t locks_held(struct fx *f)
+{
+	wq_lock *all = NULL;
+	size_t n = 0;
+	wq_error e;
+
+	assert_int_equal(M->lock_list(f->s, &all, &n, &e), WQ_OK);
+	free(all);
+	return n;
+}
+
+/* Polls (bounded: 20 s) until fewer than `n` holds are listed, i.e. a lease expired on
+ * the store's clock; the test has no other way to move that clock. */
+static void wait_locks_below(struct fx *f, size_t n)
+{
+	for (int i = 0; i < 2000 && locks_held(f) >= n; i++)
+		usleep(10000);
+	assert_true(locks_held(f) < n);
+}
+
 /* An external lease holds its key until it is released or expires; the same holder
- * renews; another is refused with the holder and expiry. */
+ * renews; another is refused with the holder and expiry. The lease is a duration: its
+ * times are the store's (issue 15), whatever the callers' clocks say. */
 static void lease_blocks_key_until_released_or_expired(void **state)
 {
 	struct fx *f = *state;
-	wq_lock held;
-	wq_lock *all = NULL;
-	size_t n = 0;
-	int64_t t1, t2, ids[10], t0;
+	wq_lock held, first, gone;
+	int64_t t1, t2, ids[10];
 	wq_error e;
 
 	instance(f, "w1");
-	t0 = f->now;
-	assert_int_equal(M->lock_acquire(f->s, "C", "chat", t0, t0 + 100, &held, &e), WQ_OK);
+	assert_int_equal(M->lock_acquire(f->s, "C", "chat", 60 * SEC, &held, &e), WQ_OK);
 	assert_string_equal(held.holder, "chat");
+	/* on the store's clock (today), not the test's simulated T0 */
+	assert_true(held.acquired_at > T0 && held.expires_at == held.acquired_at + 60 * SEC);
+	first = held;
 	t1 = enqueue_locked(f, "C");
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
-	assert_int_equal(M->lock_acquire(f->s, "C", "other", t0 + 50, t0 + 500, &held, &e),
-			 WQ_ELIMIT);
+	assert_int_equal(M->lock_acquire(f->s, "C", "other", 500 * SEC, &held, &e), WQ_ELIMIT);
 	assert_string_equal(held.holder, "chat");
-	assert_true(held.expires_at == t0 + 100);
-	assert_int_equal(M->lock_renew(f->s, "C", "chat", t0 + 50, t0 + 200, &held, &e), WQ_OK);
-	assert_int_equal(M->lock_renew(f->s, "C", "other", t0 + 50, t0 + 200, NULL, &e),
-			 WQ_ENOTFOUND);
+	assert_true(held.expires_at == first.expires_at);
+	assert_int_equal(M->lock_renew(f->s, "C", "chat", 120 * SEC, &held, &e), WQ_OK);
+	assert_true(held.expires_at >= first.acquired_at + 120 * SEC);
+	assert_int_equal(M->lock_renew(f->s, "C", "other", 120 * SEC, NULL, &e), WQ_ENOTFOUND);
+	assert_int_equal(M->lock_acquire(f->s, "C", "x", 0, NULL, &e), WQ_EINVAL);
 	assert_int_equal(M->lock_release(f->s, "C", "chat", &e), WQ_OK);
 	assert_int_equal(M->lock_release(f->s, "C", "chat", &e), WQ_ENOTFOUND);
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 	assert_true(ids[0] == t1);
-	/* a lease never released: its key is free once it expired */
-	assert_int_equal(M->lock_acquire(f->s, "D", "gone", f->now, f->now + 100, NULL, &e),
-			 WQ_OK);
+	/* a lease never released: its key is free once it expired on the store's clock */
+	assert_int_equal(M->lock_acquire(f->s, "D", "gone", 2 * SEC, &gone, &e), WQ_OK);
 	t2 = enqueue_locked(f, "D");
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
-	assert_int_equal(M->lock_list(f->s, f->now, &all, &n, &e), WQ_OK);
-	assert_int_equal(n, 2); /* C by task t1, D by "gone" */
-	free(all);
-	f->now = t0 + 1000;
-	assert_int_equal(M->lock_list(f->s, f->now, &all, &n, &e), WQ_OK);
-	assert_int_equal(n, 1); /* the expired lease is not listed */
-	free(all);
+	assert_int_equal(locks_held(f), 2); /* C by task t1, D by "gone" */
+	wait_locks_below(f, 2);             /* the expired lease is not listed */
+	assert_int_equal(M->lock_acquire(f->s, "D", "next", SEC, &held, &e), WQ_OK);
+	assert_true(held.acquired_at >= gone.expires_at); /* never before, on one clock */
+	assert_int_equal(M->lock_release(f->s, "D", "next", &e), WQ_OK);
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 	assert_true(ids[0] == t2);
+}
+
+/* Clock skew (issue 15): a claimer whose clock runs 10 minutes ahead does not take a key
+ * whose lease is live on the store's clock, and one whose clock runs 10 minutes behind
+ * is not kept from a key whose lease expired there. */
+static void lease_expiry_ignores_the_claimers_clock(void **state)
+{
+	struct fx *f = *state;
+	wq_lock held;
+	int64_t t1, ids[10], store_now;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(M->store_now(f->s, &store_now, &e), WQ_OK);
+	assert_int_equal(M->lock_acquire(f->s, "K", "chat", 60 * SEC, &held, &e), WQ_OK);
+	assert_true(held.acquired_at >= store_now);
+	t1 = enqueue_locked(f, "K"); /* due at T0: due for either claimer */
+	f->now = store_now + 600 * SEC;
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
+	assert_int_equal(M->lock_release(f->s, "K", "chat", &e), WQ_OK);
+	assert_int_equal(M->lock_acquire(f->s, "K", "short", SEC / 2, &held, &e), WQ_OK);
+	wait_locks_below(f, 1);
+	f->now = store_now - 600 * SEC;
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+	assert_true(ids[0] == t1);
 }
 
 /* Recovery interrupts a lost worker's task and frees its key in the same transaction:
@@ -1164,6 +1207,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(claim_takes_oldest_task_of_a_free_key, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(lease_blocks_key_until_released_or_expired, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_expiry_ignores_the_claimers_clock, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
