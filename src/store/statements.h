@@ -346,7 +346,7 @@
 	X(SQL_SCHED_RM_EVENTS, "DELETE FROM schedule_events WHERE schedule_id IN "           \
 	  "(SELECT id FROM schedules WHERE name = $1)")                                      \
 	X(SQL_SCHED_RM, "DELETE FROM schedules WHERE name = $1")                             \
-	/* the owner lease: mine, nobody's, or expired */                                   \
+	/* the owner lease: mine, nobody's, or expired (lease times: the store's clock) */  \
 	X(SQL_SCHED_LEASE, "UPDATE schedules SET owner = $1, lease_until = $2 WHERE "        \
 	  "paused = 0 AND (owner = $1 OR owner = '' OR lease_until < $3)")                   \
 	/* the same rows, counted first (a read): no write lock when there is nothing */    \
@@ -356,8 +356,9 @@
 	  "WHERE owner = $1 AND paused = 0 AND lease_until >= $2")                           \
 	X(SQL_SCHED_RELEASE, "UPDATE schedules SET owner = '', lease_until = 0 WHERE "       \
 	  "owner = $1")                                                                      \
+	/* slots due by $2 (the owner's clock), the lease live at $3 (the store's) */       \
 	X(SQL_SCHED_DUE, "SELECT name FROM schedules WHERE owner = $1 AND paused = 0 AND "  \
-	  "lease_until >= $2 AND next_slot <= $2 ORDER BY name")                             \
+	  "lease_until >= $3 AND next_slot <= $2 ORDER BY name")                             \
 	/* the schedule to fire, still mine (row-locked where the dialect locks rows) */    \
 	X(SQL_SCHED_LOCK, "SELECT id, name, cron, every_us, tz, kind, tenant, scope, "      \
 	  "payload, payload_version, payload_sha256, fingerprint, notify, max_attempts, "   \

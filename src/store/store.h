@@ -549,15 +549,17 @@ struct wq__store_methods {
 	wq_rc (*schedule_pause)(struct wq__store *s, const char *name, int paused,
 				int64_t next_slot, wq_error *err);
 	wq_rc (*schedule_rm)(struct wq__store *s, const char *name, wq_error *err);
-	/* Takes or renews, until `until`, the lease of every unpaused schedule that instance
-	 * owns or whose lease expired (conditional update); *owned / *next_due: how many it
-	 * holds now and their earliest next slot (0: none). */
-	wq_rc (*schedule_lease)(struct wq__store *s, const char *instance, int64_t now,
-				int64_t until, int *owned, int64_t *next_due, wq_error *err);
+	/* Takes or renews, for `ttl` µs on the store's clock (issue 15), the lease of every
+	 * unpaused schedule that instance owns or whose lease expired on that clock
+	 * (conditional update); *owned / *next_due: how many it holds now and their
+	 * earliest next slot (0: none). */
+	wq_rc (*schedule_lease)(struct wq__store *s, const char *instance, int64_t ttl,
+				int *owned, int64_t *next_due, wq_error *err);
 	/* Lets go of every lease of instance (drain, --no-scheduler). */
 	wq_rc (*schedule_release)(struct wq__store *s, const char *instance, wq_error *err);
-	/* Fires the due slots of the schedules instance holds, one transaction each (see
-	 * op_schedule.c); *fired: tasks enqueued; *next_due as for schedule_lease. */
+	/* Fires the slots due by `now` (the caller's clock) of the schedules instance holds
+	 * (leases judged on the store's clock), one transaction each (see op_schedule.c);
+	 * *fired: tasks enqueued; *next_due as for schedule_lease. */
 	wq_rc (*schedule_fire)(struct wq__store *s, const char *instance, int64_t now,
 			       int64_t grace, int *fired, int64_t *next_due, wq_error *err);
 	/* --- turn locks, paused kinds (issue 10; op_lock.c) ---

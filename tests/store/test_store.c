@@ -839,19 +839,20 @@ static int sched_fire(struct fx *f, const char *inst, int64_t now)
 	return fired;
 }
 
-static int sched_lease(struct fx *f, const char *inst, int64_t now)
+/* Takes or renews inst's leases for ttl on the store's clock; how many it holds. */
+static int sched_lease(struct fx *f, const char *inst, int64_t ttl)
 {
 	int owned = -1;
 	int64_t next = 0;
 	wq_error e;
 
-	assert_int_equal(M->schedule_lease(f->s, inst, now, now + 10 * SEC, &owned, &next, &e),
-			 WQ_OK);
+	assert_int_equal(M->schedule_lease(f->s, inst, ttl, &owned, &next, &e), WQ_OK);
 	return owned;
 }
 
-/* The lease is one owner's until it expires; only the owner fires; a slot fired again
- * (by a later owner) is a replay of its key, not a second task. */
+/* The lease is one owner's until it expires on the store's clock, whatever the
+ * callers' clocks say (issue 15); only the owner fires; a slot fired again (by a later
+ * owner) is a replay of its key, not a second task. */
 static void schedule_lease_and_fire_once(void **state)
 {
 	struct fx *f = *state;
@@ -862,8 +863,8 @@ static void schedule_lease_and_fire_once(void **state)
 
 	add_schedule(f, "s", "allow", "latest", WQ_OK);
 	add_schedule(f, "s", "allow", "latest", WQ_ECONFLICT);
-	assert_int_equal(sched_lease(f, "a", T0), 1);
-	assert_int_equal(sched_lease(f, "b", T0 + SEC), 0); /* a's lease holds */
+	assert_int_equal(sched_lease(f, "a", 60 * SEC), 1);
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 0); /* a's lease holds */
 	assert_int_equal(sched_fire(f, "b", T0 + SEC + SEC / 2), 0);
 	assert_int_equal(sched_fire(f, "a", T0 + SEC + SEC / 2), 1);
 	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
@@ -875,14 +876,19 @@ static void schedule_lease_and_fire_once(void **state)
 	assert_string_equal(t.operation, "schedule:s:2023-11-14T22:13:21.000Z");
 	assert_int_equal(sched_fire(f, "a", T0 + SEC + SEC / 2), 0); /* nothing due */
 
-	/* a's lease expires; b takes over; the slot T0+1s comes round again (resume sets
-	 * next_slot) and b fires it: the key replays, no second task */
-	assert_int_equal(sched_lease(f, "b", T0 + 11 * SEC), 1);
+	/* a renews once with a short lease and stops; b takes over only once it expired
+	 * on the store's clock (polled, bounded); the slot T0+1s comes round again (resume
+	 * sets next_slot) and b fires it: the key replays, no second task */
+	assert_int_equal(sched_lease(f, "a", SEC / 2), 1);
+	for (int i = 0; i < 2000 && sched_lease(f, "b", 60 * SEC) == 0; i++)
+		usleep(10000);
+	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
+	assert_string_equal(sc.owner, "b");
 	assert_int_equal(sched_fire(f, "a", T0 + 11 * SEC), 0); /* a is no owner now */
 	assert_int_equal(M->schedule_pause(f->s, "s", 1, 0, &e), WQ_OK);
-	assert_int_equal(sched_lease(f, "b", T0 + 11 * SEC), 0); /* paused: nobody's */
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 0); /* paused: nobody's */
 	assert_int_equal(M->schedule_pause(f->s, "s", 0, T0 + SEC, &e), WQ_OK);
-	assert_int_equal(sched_lease(f, "b", T0 + 11 * SEC), 1);
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 1);
 	assert_int_equal(M->schedule_fire(f->s, "b", T0 + SEC + SEC / 2, SEC, &(int){0},
 					  &(int64_t){0}, &e), WQ_OK);
 	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
@@ -893,6 +899,28 @@ static void schedule_lease_and_fire_once(void **state)
 	assert_int_equal(M->schedule_rm(f->s, "s", &e), WQ_OK);
 	assert_int_equal(M->schedule_rm(f->s, "s", &e), WQ_ENOTFOUND);
 	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_ENOTFOUND);
+}
+
+/* Clock skew (issue 15): an owner whose clock runs 10 minutes ahead of the store's
+ * still holds (and fires) its schedule, and a would-be owner whose clock runs ahead
+ * does not take it over: the lease lives 60 s on the store's clock. */
+static void schedule_lease_ignores_the_callers_clock(void **state)
+{
+	struct fx *f = *state;
+	int64_t store_now = 0;
+	wq_schedule sc;
+	wq_error e;
+
+	add_schedule(f, "s", "allow", "latest", WQ_OK);
+	assert_int_equal(M->store_now(f->s, &store_now, &e), WQ_OK);
+	assert_int_equal(sched_lease(f, "a", 60 * SEC), 1);
+	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
+	assert_true(sc.lease_until >= store_now + 60 * SEC); /* written on the store's clock */
+	assert_int_equal(sched_fire(f, "b", store_now + 600 * SEC), 0);
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 0);
+	assert_int_equal(sched_fire(f, "a", store_now + 600 * SEC), 1);
+	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
+	assert_string_equal(sc.owner, "a");
 }
 
 static int64_t event_count(struct fx *f, const char *name, const char *type)
@@ -923,7 +951,7 @@ static void schedule_catch_up_and_overlap(void **state)
 	add_schedule(f, "latest", "allow", "latest", WQ_OK);
 	add_schedule(f, "none", "allow", "none", WQ_OK);
 	add_schedule(f, "skip", "skip", "latest", WQ_OK);
-	assert_int_equal(sched_lease(f, "a", T0), 4);
+	assert_int_equal(sched_lease(f, "a", 60 * SEC), 4);
 	/* slots T0+1s .. T0+5s are due at T0+5.5s; skip fires one */
 	assert_int_equal(sched_fire(f, "a", T0 + 5 * SEC + SEC / 2), 5 + 1 + 1 + 1);
 	assert_int_equal(event_count(f, "all", "fired"), 5);
@@ -1202,6 +1230,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(prune_keeps_owed_delivery, setup, teardown),
 		/* schedules (issue 12) */
 		cmocka_unit_test_setup_teardown(schedule_lease_and_fire_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(schedule_lease_ignores_the_callers_clock, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(schedule_catch_up_and_overlap, setup, teardown),
 		/* turn locks, paused kinds (issue 10) */
 		cmocka_unit_test_setup_teardown(claim_takes_oldest_task_of_a_free_key, setup,
