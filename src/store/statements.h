@@ -453,16 +453,17 @@
 	X(SQL_INTAKE_HANDOUTS, "UPDATE intake SET handouts = $2, updated_at = $3 WHERE id " \
 	  "= $1 AND state = 'pending'")                                                     \
 	/* acknowledgements of source $3 due now ($2): unowned, or their owner's lease or   \
-	 * row gone */                                                                      \
+	 * row gone; the lease (ack_until) on the store's clock (ACK_ANY $3, CLAIM $6:     \
+	 * issue 15), the due time on the caller's */                                       \
 	X(SQL_INTAKE_ACK_ANY, "SELECT 1 FROM intake p WHERE p.source = $1 AND p.state IN "  \
 	  "('handled', 'giving-up') AND p.ack_next_at <= $2 AND (p.ack_instance = '' OR "   \
-	  "p.ack_until <= $2 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = "        \
+	  "p.ack_until <= $3 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = "        \
 	  "p.ack_instance)) LIMIT 1")                                                       \
 	X(SQL_INTAKE_ACK_CLAIM, "UPDATE intake SET ack_attempts = ack_attempts + 1, "       \
 	  "ack_instance = $1, ack_until = $4, updated_at = $2 WHERE "                       \
 	  D_PICK("SELECT p.id FROM intake p WHERE p.source = $3 AND p.state IN ('handled', " \
 		 "'giving-up') AND p.ack_next_at <= $2 AND (p.ack_instance = '' OR "       \
-		 "p.ack_until <= $2 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = " \
+		 "p.ack_until <= $6 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = " \
 		 "p.ack_instance)) ORDER BY p.ack_next_at, p.id LIMIT $5" D_SKIP_LOCKED)   \
 	  " AND state IN ('handled', 'giving-up') AND ack_next_at <= $2 AND EXISTS "        \
 	  "(SELECT 1 FROM instances WHERE id = $1) RETURNING id, key, uidvalidity, uid, "   \

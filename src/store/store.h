@@ -625,10 +625,11 @@ struct wq__store_methods {
 	 * written). */
 	wq_rc (*intake_record)(struct wq__store *s, const struct wq__intake_msg *m,
 			       int64_t *task_id, wq_error *err);
-	/* Up to limit due acknowledgements of source, owned by instance until `until`
+	/* Up to limit acknowledgements of source due by `now`, owned by instance for `lease`
+	 * µs on the store's clock, where other owners' leases are judged too (issue 15)
 	 * (conditional update; ack_attempts + 1), only while the instance row exists. */
 	wq_rc (*intake_ack_claim)(struct wq__store *s, const char *instance, const char *source,
-				  int limit, int64_t now, int64_t until,
+				  int limit, int64_t now, int64_t lease,
 				  struct wq__intake_ack_row **out, size_t *n, wq_error *err);
 	/* The source's answer, fenced by (ack_attempts, instance): ok → acknowledged /
 	 * abandoned (`source-acknowledged`; an abandoned one also the operators' inbox

@@ -1253,6 +1253,8 @@ int main(int argc, char **argv)
 		/* intake (issue 13) */
 		cmocka_unit_test_setup_teardown(intake_record_finish_acknowledge, setup, teardown),
 		cmocka_unit_test_setup_teardown(intake_abandon_reports_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(intake_ack_lease_ignores_the_callers_clock, setup,
+						teardown),
 		/* batch enqueue (issue 11) */
 		cmocka_unit_test_setup_teardown(enqueue_many_items_answer_each, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_many_failure_writes_nothing, setup,
