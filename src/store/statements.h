@@ -502,7 +502,14 @@
 	/* ---- wave4 clock: the store's clock (issue 15; op_clock.c) ---- */              \
 	/* leases written by one process and judged by another are measured on this one  \
 	 * clock, never on the writers' (µs since the epoch; see D_NOW_US) */            \
-	X(SQL_STORE_NOW, "SELECT " D_NOW_US)
+	X(SQL_STORE_NOW, "SELECT " D_NOW_US)                                               \
+	/* prune (op_upkeep.c): external lock leases that expired by $1 (the store's clock: \
+	 * the same rule as SQL_LOCK_TAKE's takeover; a task's hold, expires_at 0, stays    \
+	 * until its attempt ends) and the starts-per-day counters of days before $1 (UTC   \
+	 * day numbers, op_limit.c) */                                                     \
+	X(SQL_PRUNE_LOCKS, "DELETE FROM locks WHERE task_id = 0 AND expires_at <> 0 AND "   \
+	  "expires_at <= $1")                                                               \
+	X(SQL_PRUNE_STARTS, "DELETE FROM start_counts WHERE day < $1")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -1205,6 +1205,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_intake_cases.h" /* intake (issue 13) */
 #include "store_batch_cases.h" /* batch enqueue (issue 11) */
 #include "store_wakeup_cases.h" /* wake-ups (issues 11, 12) */
+#include "store_clock_cases.h" /* the store's clock (issue 15) */
 
 int main(int argc, char **argv)
 {
@@ -1261,6 +1262,9 @@ int main(int argc, char **argv)
 						teardown),
 		/* wake-ups (issues 11, 12) */
 		cmocka_unit_test_setup_teardown(wake_next_and_wake_file, setup, teardown),
+		/* the store's clock (issue 15) */
+		cmocka_unit_test_setup_teardown(prune_forgets_expired_leases_and_old_start_days,
+						setup, teardown),
 	};
 	char cmd[128];
 	int rc;
