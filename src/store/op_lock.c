@@ -61,8 +61,10 @@ wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const cha
 		return wq__err(err, WQ_EBUSY, "lock key '%s' of task %" PRId64 " was taken "
 					      "concurrently; the claim is retried",
 			       c->lock, c->id);
-	return wq__eventf(s, c->id, now, c->attempt, "lock-acquired", instance, err, "as",
-			  c->id, c->attempt, "key", c->lock, WQ_KEY_MAX);
+	/* acquired_at: when the store took it, on the clock an external lease's expiry is
+	 * on (the event's own time is the claimer's) */
+	return wq__eventf(s, c->id, now, c->attempt, "lock-acquired", instance, err, "ast",
+			  c->id, c->attempt, "key", c->lock, WQ_KEY_MAX, "acquired_at", store_now);
 }
 
 struct dropped {
