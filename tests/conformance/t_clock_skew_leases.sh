@@ -58,7 +58,9 @@ refused_until_renewed_past() {
 	set -e
 	thief_tries=$((thief_tries + 1))
 	[ "$got" -eq 5 ] || fail "a host 10 minutes ahead took a renewed lease (exit $got: $(cat "$T/thief.out" "$T/thief.err"))"
-	later "$(lock_field K expires_at)" "$past"
+	# done once renewed past two lengths, and tried at least 3 times (a slow build
+	# may renew past them before its third try)
+	[ "$thief_tries" -ge 3 ] && later "$(lock_field K expires_at)" "$past"
 }
 # (a plain loop: wait_until would hide the fail inside its condition)
 end=$(( $(date +%s) + 60 ))
@@ -66,7 +68,6 @@ until refused_until_renewed_past; do
 	[ "$(date +%s)" -lt "$end" ] || fail "the holder did not renew past $past (lease $(lock_field K expires_at))"
 	sleep 0.1
 done
-[ "$thief_tries" -ge 3 ] || fail "only $thief_tries attempts while the holder renewed"
 held_by_chat || fail "the lock is not chat's after the renewals"
 
 # the holder stops renewing (killed: it never releases); its child is told to end
