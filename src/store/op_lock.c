@@ -6,12 +6,13 @@
  * are on the store's clock (issue 15, op_clock.c): every operation here reads it once
  * and uses it for the expiry it writes and the expiries it judges, so a holder or a
  * claimer whose clock is skewed can neither take a live lease nor be kept from an
- * expired one. Every taking goes through one
- * conditional write, SQL_LOCK_TAKE (INSERT … ON CONFLICT (key) DO UPDATE … WHERE the old
- * hold expired or is the same external holder's): the primary key is the arbiter, never
- * a read before the write, so two workers (or a worker and a chat turn) cannot both hold
- * a key. On PostgreSQL a concurrent inserter of the same key waits for the first to end
- * and then sees its row.
+ * expired one.
+ *
+ * Every taking goes through one conditional write, SQL_LOCK_TAKE (INSERT … ON CONFLICT
+ * (key) DO UPDATE … WHERE the old hold expired or is the same external holder's): the
+ * primary key is the arbiter, never a read before the write, so two workers (or a worker
+ * and a chat turn) cannot both hold a key. On PostgreSQL a concurrent inserter of the
+ * same key waits for the first to end and then sees its row.
  *
  * Which tasks may be claimed is decided by the claim statement (WQ__CLAIMABLE in
  * statements.h); this file takes the claimed tasks' keys in the claim's transaction and

@@ -79,7 +79,8 @@
 #define WQ__CLAIMABLE(now)                                                                 \
 	" AND p.kind NOT IN (SELECT kind FROM paused_kinds) AND (p.lock_key = '' OR (NOT "  \
 	"EXISTS (SELECT 1 FROM locks l WHERE l.key = p.lock_key AND (l.expires_at = 0 OR "  \
-	"l.expires_at > " D_NOW_US ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.lock_key = " \
+	"l.expires_at > " D_NOW_US ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE "       \
+	"o.lock_key = "                                                                    \
 	"p.lock_key AND o.state = 'pending' AND o.due_at <= " now " AND (o.order_at < "     \
 	"p.order_at OR (o.order_at = p.order_at AND o.id < p.id)))))"
 
