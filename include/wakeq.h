@@ -638,7 +638,7 @@ typedef struct wq_schedule {
 	int64_t next_slot, last_slot; /* µs; last_slot 0: never fired */
 	int64_t last_task;            /* id of the last enqueued task, 0: none */
 	char owner[WQ_NAME_MAX + 1];  /* instance holding the lease ("" none) */
-	int64_t lease_until;
+	int64_t lease_until;          /* on the store's clock (issue 15) */
 	int64_t created_at;
 	int64_t payload_size;
 	char payload_sha256[WQ_SHA256_HEX];
@@ -689,7 +689,7 @@ typedef struct wq_lock {
 	char holder[WQ_NAME_MAX + 1]; /* "task:<id>" for a task's hold */
 	int64_t task_id;              /* the holding task, 0 for an external holder */
 	int attempt;                  /* the holding task's attempt */
-	int64_t acquired_at;
+	int64_t acquired_at;          /* both on the store's clock, which alone judges expiry */
 	int64_t expires_at;           /* 0: a task's hold (until its attempt ends) */
 } wq_lock;
 
@@ -698,7 +698,7 @@ typedef struct wq_lock {
  * NULL) then receives who holds it and until when (on success: the new lease). */
 wq_rc wq_lock_acquire(wq_db *db, const char *key, const char *holder, int64_t ttl,
 		      wq_lock *held, wq_error *err);
-/* Moves the lease's expiry to now + ttl. WQ_ENOTFOUND when `holder` does not hold it (never
+/* Moves the lease's expiry to now + ttl (the store's now). WQ_ENOTFOUND when `holder` does not hold it (never
  * did, released, or expired); *held (may be NULL) receives the lease. */
 wq_rc wq_lock_renew(wq_db *db, const char *key, const char *holder, int64_t ttl,
 		    wq_lock *held, wq_error *err);

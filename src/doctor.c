@@ -115,7 +115,7 @@ wq_rc wq_doctor_opt(wq_db *db, const wq_doctor_opts *opts, wq_finding **out, siz
 	free(rows);
 	rc = dead_deliveries(db, &f, &cnt, err);
 	if (rc == WQ_OK)
-		rc = wq__schedule_findings(db, wq_now(), &f, &cnt, err); /* issue 12 */
+		rc = wq__schedule_findings(db, &f, &cnt, err); /* issue 12 */
 	if (rc == WQ_OK)
 		rc = wq__intake_findings(db, &f, &cnt, err); /* issue 13 */
 	if (rc != WQ_OK) {

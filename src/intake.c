@@ -195,8 +195,9 @@ static int start_acks(struct src *s)
 
 	if (!in->instance[0])
 		return 0;
+	/* the lease's length: the store measures it on its own clock (issue 15) */
 	WQ__STORE_RETRY(rc, in->db, intake_ack_claim, in->instance, s->c->name, ACK_BATCH, now,
-			now + ACK_LEASE, &s->acks, &s->nacks, &e);
+			ACK_LEASE, &s->acks, &s->nacks, &e);
 	if (rc != WQ_OK) {
 		in->log(in->log_ud, "warning", "intake %s: claiming acknowledgements: %s",
 			s->c->name, e.message);

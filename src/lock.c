@@ -43,26 +43,26 @@ static wq_rc check_ttl(int64_t ttl, wq_error *err)
 	return WQ_OK;
 }
 
+/* The lease's ttl is measured by the store on its own clock (issue 15): no time of this
+ * process goes with it. */
 wq_rc wq_lock_acquire(wq_db *db, const char *key, const char *holder, int64_t ttl,
 		      wq_lock *held, wq_error *err)
 {
-	int64_t now = wq_now();
 	wq_rc rc;
 
 	if ((rc = check_lease(db, key, holder, err)) || (rc = check_ttl(ttl, err)))
 		return rc;
-	return WQ__STORE(db, lock_acquire, key, holder, now, now + ttl, held, err);
+	return WQ__STORE(db, lock_acquire, key, holder, ttl, held, err);
 }
 
 wq_rc wq_lock_renew(wq_db *db, const char *key, const char *holder, int64_t ttl,
 		    wq_lock *held, wq_error *err)
 {
-	int64_t now = wq_now();
 	wq_rc rc;
 
 	if ((rc = check_lease(db, key, holder, err)) || (rc = check_ttl(ttl, err)))
 		return rc;
-	return WQ__STORE(db, lock_renew, key, holder, now, now + ttl, held, err);
+	return WQ__STORE(db, lock_renew, key, holder, ttl, held, err);
 }
 
 wq_rc wq_lock_release(wq_db *db, const char *key, const char *holder, wq_error *err)
@@ -76,7 +76,7 @@ wq_rc wq_lock_list(wq_db *db, wq_lock **out, size_t *n, wq_error *err)
 {
 	if (!db || !out || !n)
 		return wq__err(err, WQ_EINVAL, "wq_lock_list needs a store and out-parameters");
-	return WQ__STORE(db, lock_list, wq_now(), out, n, err);
+	return WQ__STORE(db, lock_list, out, n, err);
 }
 
 wq_rc wq_kind_set_paused(wq_db *db, const char *kind, int paused, wq_error *err)

@@ -213,12 +213,15 @@ wq_rc wq_schedule_rm(wq_db *db, const char *name, wq_error *err)
 
 /* ---- doctor ---- */
 
-wq_rc wq__schedule_findings(wq_db *db, int64_t now, wq_finding **f, size_t *cnt,
-			    wq_error *err)
+wq_rc wq__schedule_findings(wq_db *db, wq_finding **f, size_t *cnt, wq_error *err)
 {
 	wq_schedule *s = NULL;
 	size_t n = 0;
-	wq_rc rc = WQ__STORE(db, schedule_list, &s, &n, err);
+	int64_t now = 0; /* the store's clock, on which lease_until is written (issue 15) */
+	wq_rc rc = WQ__STORE(db, store_now, &now, err);
+
+	if (rc == WQ_OK)
+		rc = WQ__STORE(db, schedule_list, &s, &n, err);
 
 	for (size_t i = 0; rc == WQ_OK && i < n; i++) {
 		char at[WQ_TIME_BUFSZ], next[WQ_TIME_BUFSZ];
@@ -258,8 +261,10 @@ wq_rc wq__sched_tick(wq_db *db, struct wq__sched *sc, const wq_config *cfg,
 	if (sc->off || !instance || !*instance)
 		return WQ_OK;
 	if (!sc->renewed || now - sc->renewed >= cfg->heartbeat) {
-		rc = WQ__STORE(db, schedule_lease, instance, now, now + cfg->schedule_lease,
-			       &sc->owned, &sc->next_due, err);
+		/* the lease's length only: the store measures it on its clock (issue 15);
+		 * `renewed` is this process's own clock, compared with itself */
+		rc = WQ__STORE(db, schedule_lease, instance, cfg->schedule_lease, &sc->owned,
+			       &sc->next_due, err);
 		if (rc != WQ_OK)
 			return rc;
 		sc->renewed = now;

@@ -27,8 +27,7 @@ wq_rc wq__sched_release(wq_db *db, struct wq__sched *sc, const char *instance,
 			wq_error *err);
 
 /* doctor: appends a "schedule-owner-gone" finding (realloc'ing *f) for every unpaused
- * schedule whose owner's lease expired before now. */
-wq_rc wq__schedule_findings(wq_db *db, int64_t now, wq_finding **f, size_t *cnt,
-			    wq_error *err);
+ * schedule whose owner's lease expired, on the store's clock (issue 15). */
+wq_rc wq__schedule_findings(wq_db *db, wq_finding **f, size_t *cnt, wq_error *err);
 
 #endif /* WQ_SCHEDULE_H */

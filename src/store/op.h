@@ -309,7 +309,9 @@ wq_rc wq__attempt_stderr_set(struct wq__store *s, const struct wq__outcome *o,
 	/* wave4 batch: prefetched tasks given back (op_rows.c) */ \
 	X(unclaim) \
 	/* wave4 enqueue: group commit */                                                   \
-	X(enqueue_group)
+	X(enqueue_group) \
+	/* wave4 clock: the store's clock (issue 15) */                                     \
+	X(store_now)
 /* op_wake.c: the wake-up file `<database>-wake` of a SQLite store. new: NULL when there
  * is no file to name (":memory:") or no memory. poke: touches it (creates it when
  * missing); failures are silent (a worker then finds the work at its next poll). fd /
@@ -352,6 +354,9 @@ wq_rc wq__rows_facts(struct wq__store *s, const int64_t *ids, size_t n,
 		     struct wq__task_facts **out, size_t *nout, wq_error *err);
 /* The facts of task id in s->facts, NULL when not read. */
 const struct wq__task_facts *wq__rows_fact(const struct wq__store *s, int64_t id);
+/* op_clock.c (wave4 clock, issue 15): the store's clock, read once by an operation that
+ * writes or judges a lease's expiry (D_NOW_US; WQ_ESTORE when it gives nothing). */
+wq_rc wq__store_clock(struct wq__store *s, int64_t *now, wq_error *err);
 
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;

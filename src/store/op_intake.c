@@ -202,19 +202,27 @@ wq_rc wq__intake_finished(struct wq__store *s, const struct wq__outcome *o, wq_e
 			  WQ_INTAKE_KEY_MAX, "outcome", outcome, WQ_REASON_MAX);
 }
 
+/* The owner lease (ack_until) is written and judged on the store's clock, read once in
+ * this transaction (issue 15): an instance whose clock runs ahead cannot take an
+ * acknowledgement another is still sending (the source would see it twice), nor one
+ * whose clock runs behind wait past an expired lease. */
 static wq_rc ack_claim_body(struct wq__store *s, const char *instance, const char *source,
-			    int limit, int64_t now, int64_t until,
+			    int limit, int64_t now, int64_t lease,
 			    struct wq__intake_ack_row **out, size_t *n, wq_error *err)
 {
 	struct wq__intake_ack_row *x;
+	int64_t store_now = 0;
 	size_t i;
 	wq_rc rc;
 
-	rc = wq__select(s, SQL_INTAKE_ACK_CLAIM,
-			WQ__ARGS(WQ__AT(instance), WQ__AI(now), WQ__AT(source), WQ__AI(until),
-				 WQ__AI(limit)),
-			WQ__COLS(claim_cols), sizeof(**out), out, n, "claim acknowledgements",
-			err);
+	rc = wq__store_clock(s, &store_now, err);
+	if (!rc)
+		rc = wq__select(s, SQL_INTAKE_ACK_CLAIM,
+				WQ__ARGS(WQ__AT(instance), WQ__AI(now), WQ__AT(source),
+					 WQ__AI(store_now + lease), WQ__AI(limit),
+					 WQ__AI(store_now)),
+				WQ__COLS(claim_cols), sizeof(**out), out, n,
+				"claim acknowledgements", err);
 	for (i = 0; !rc && i < *n; i++) {
 		x = *out + i;
 		rc = wq__eventf(s, x->task_id, now, 0, "source-ack-attempt", instance, err, "ssis",
@@ -233,31 +241,37 @@ static int by_id(const void *a, const void *b)
 }
 
 wq_rc wq__op_intake_ack_claim(struct wq__store *s, const char *instance, const char *source,
-			      int limit, int64_t now, int64_t until,
+			      int limit, int64_t now, int64_t lease,
 			      struct wq__intake_ack_row **out, size_t *n, wq_error *err)
 {
 	struct wq__intake_ack_row *arr = NULL;
 	size_t cnt = 0, due = 0;
+	int64_t store_now = 0;
 	wq_rc rc;
 
 	*out = NULL;
 	*n = 0;
 	if (!instance || !*instance)
 		return wq__err(err, WQ_EINVAL, "acknowledgement claim: no instance given");
+	if (lease <= 0)
+		return wq__err(err, WQ_EINVAL, "acknowledgement claim: the lease must be positive");
 	if (limit <= 0)
 		return WQ_OK;
 	/* Most ticks find nothing due: a read, no write lock. */
-	rc = wq__rows(s, SQL_INTAKE_ACK_ANY, WQ__ARGS(WQ__AT(source), WQ__AI(now)), NULL, NULL,
-		      &due, "read acknowledgements", err);
+	rc = wq__store_clock(s, &store_now, err);
+	if (!rc)
+		rc = wq__rows(s, SQL_INTAKE_ACK_ANY,
+			      WQ__ARGS(WQ__AT(source), WQ__AI(now), WQ__AI(store_now)), NULL, NULL,
+			      &due, "read acknowledgements", err);
 	if (rc || !due)
 		return rc;
 	rc = wq__begin(s, 1, err);
 	if (rc)
 		return rc;
-	/* A claim whose COMMIT answer was lost leaves rows owned until `until`; after it
+	/* A claim whose COMMIT answer was lost leaves rows owned for `lease`; after it
 	 * they are claimable again (the acknowledgement is idempotent at the source). */
 	s->retry_safe = 1;
-	rc = wq__end(s, ack_claim_body(s, instance, source, limit, now, until, &arr, &cnt, err),
+	rc = wq__end(s, ack_claim_body(s, instance, source, limit, now, lease, &arr, &cnt, err),
 		     err);
 	if (rc) {
 		free(arr);

@@ -2,12 +2,17 @@
  * op_lock.c — turn locks and paused kinds (issue 10).
  *
  * A key is held when the `locks` table has its row and the row is a task's hold
- * (expires_at 0) or an unexpired lease (expires_at > now). Every taking goes through one
- * conditional write, SQL_LOCK_TAKE (INSERT … ON CONFLICT (key) DO UPDATE … WHERE the old
- * hold expired or is the same external holder's): the primary key is the arbiter, never
- * a read before the write, so two workers (or a worker and a chat turn) cannot both hold
- * a key. On PostgreSQL a concurrent inserter of the same key waits for the first to end
- * and then sees its row.
+ * (expires_at 0) or an unexpired lease (expires_at > now). Both sides of that comparison
+ * are on the store's clock (issue 15, op_clock.c): every operation here reads it once
+ * and uses it for the expiry it writes and the expiries it judges, so a holder or a
+ * claimer whose clock is skewed can neither take a live lease nor be kept from an
+ * expired one.
+ *
+ * Every taking goes through one conditional write, SQL_LOCK_TAKE (INSERT … ON CONFLICT
+ * (key) DO UPDATE … WHERE the old hold expired or is the same external holder's): the
+ * primary key is the arbiter, never a read before the write, so two workers (or a worker
+ * and a chat turn) cannot both hold a key. On PostgreSQL a concurrent inserter of the
+ * same key waits for the first to end and then sees its row.
  *
  * Which tasks may be claimed is decided by the claim statement (WQ__CLAIMABLE in
  * statements.h); this file takes the claimed tasks' keys in the claim's transaction and
@@ -37,24 +42,30 @@ wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const cha
 		     int64_t now, wq_error *err)
 {
 	char holder[32];
-	int64_t changes = 0;
+	int64_t changes = 0, store_now = 0;
 	wq_rc rc;
 
 	if (!c->lock[0])
 		return WQ_OK;
 	snprintf(holder, sizeof holder, "task:%" PRId64, c->id);
-	rc = wq__run(s, SQL_LOCK_TAKE,
-		     WQ__ARGS(WQ__AT(c->lock), WQ__AT(holder), WQ__AI(c->id), WQ__AI(c->attempt),
-			      WQ__AI(now), WQ__AI(0)),
-		     &changes, "take lock", err);
+	/* an external lease on the key is judged on the store's clock; `now` (the
+	 * claimer's) dates the event only */
+	rc = wq__store_clock(s, &store_now, err);
+	if (!rc)
+		rc = wq__run(s, SQL_LOCK_TAKE,
+			     WQ__ARGS(WQ__AT(c->lock), WQ__AT(holder), WQ__AI(c->id),
+				      WQ__AI(c->attempt), WQ__AI(store_now), WQ__AI(0)),
+			     &changes, "take lock", err);
 	if (rc)
 		return rc;
 	if (changes == 0)
 		return wq__err(err, WQ_EBUSY, "lock key '%s' of task %" PRId64 " was taken "
 					      "concurrently; the claim is retried",
 			       c->lock, c->id);
-	return wq__eventf(s, c->id, now, c->attempt, "lock-acquired", instance, err, "as",
-			  c->id, c->attempt, "key", c->lock, WQ_KEY_MAX);
+	/* acquired_at: when the store took it, on the clock an external lease's expiry is
+	 * on (the event's own time is the claimer's) */
+	return wq__eventf(s, c->id, now, c->attempt, "lock-acquired", instance, err, "ast",
+			  c->id, c->attempt, "key", c->lock, WQ_KEY_MAX, "acquired_at", store_now);
 }
 
 struct dropped {
@@ -127,21 +138,32 @@ static wq_rc acquire_body(struct wq__store *s, const char *key, const char *hold
 		       wq_time_format(cur.expires_at, a));
 }
 
+static wq_rc check_lease(const char *key, const char *holder, int64_t ttl, wq_error *err)
+{
+	wq_rc rc = check_names(key, holder, err);
+
+	if (!rc && ttl <= 0)
+		rc = wq__err(err, WQ_EINVAL, "lock '%s': a lease needs a positive time to live",
+			     key);
+	return rc;
+}
+
 wq_rc wq__op_lock_acquire(struct wq__store *s, const char *key, const char *holder,
-			  int64_t now, int64_t expires_at, wq_lock *out, wq_error *err)
+			  int64_t ttl, wq_lock *out, wq_error *err)
 {
 	wq_lock cur;
+	int64_t now = 0;
 	wq_rc rc;
 
-	if ((rc = check_names(key, holder, err)))
+	if ((rc = check_lease(key, holder, ttl, err)))
 		return rc;
-	if (expires_at <= now)
-		return wq__err(err, WQ_EINVAL, "lock '%s': the lease must expire after now", key);
 	memset(&cur, 0, sizeof cur);
 	rc = wq__begin(s, 1, err);
 	if (rc)
 		return rc;
-	rc = acquire_body(s, key, holder, now, expires_at, &cur, err);
+	rc = wq__store_clock(s, &now, err);
+	if (!rc)
+		rc = acquire_body(s, key, holder, now, now + ttl, &cur, err);
 	s->keep = rc == WQ_ELIMIT; /* nothing was written: commit or not, the same */
 	s->retry_safe = 1;         /* a repeat by the same holder renews its own lease */
 	rc = wq__end(s, rc, err);
@@ -151,24 +173,24 @@ wq_rc wq__op_lock_acquire(struct wq__store *s, const char *key, const char *hold
 }
 
 wq_rc wq__op_lock_renew(struct wq__store *s, const char *key, const char *holder,
-			int64_t now, int64_t expires_at, wq_lock *out, wq_error *err)
+			int64_t ttl, wq_lock *out, wq_error *err)
 {
 	wq_lock cur;
 	size_t found = 0;
-	int64_t changes = 0;
+	int64_t changes = 0, now = 0;
 	wq_rc rc;
 
-	if ((rc = check_names(key, holder, err)))
+	if ((rc = check_lease(key, holder, ttl, err)))
 		return rc;
-	if (expires_at <= now)
-		return wq__err(err, WQ_EINVAL, "lock '%s': the lease must expire after now", key);
 	rc = wq__begin(s, 1, err);
 	if (rc)
 		return rc;
 	s->retry_safe = 1; /* renewing twice is renewing */
-	rc = wq__run(s, SQL_LOCK_RENEW,
-		     WQ__ARGS(WQ__AT(key), WQ__AT(holder), WQ__AI(now), WQ__AI(expires_at)),
-		     &changes, "renew lock", err);
+	rc = wq__store_clock(s, &now, err);
+	if (!rc)
+		rc = wq__run(s, SQL_LOCK_RENEW,
+			     WQ__ARGS(WQ__AT(key), WQ__AT(holder), WQ__AI(now), WQ__AI(now + ttl)),
+			     &changes, "renew lock", err);
 	if (!rc && changes == 0)
 		rc = wq__err(err, WQ_ENOTFOUND,
 			     "lock '%s' is not held by '%s' (released, expired or never taken)",
@@ -196,11 +218,13 @@ wq_rc wq__op_lock_release(struct wq__store *s, const char *key, const char *hold
 	return rc;
 }
 
-wq_rc wq__op_lock_list(struct wq__store *s, int64_t now, wq_lock **out, size_t *n,
-		       wq_error *err)
+wq_rc wq__op_lock_list(struct wq__store *s, wq_lock **out, size_t *n, wq_error *err)
 {
-	return wq__select(s, SQL_LOCK_LIST, WQ__ARGS(WQ__AI(now)), WQ__COLS(lock_cols),
-			  sizeof(**out), out, n, "list locks", err);
+	int64_t now = 0;
+	wq_rc rc = wq__store_clock(s, &now, err);
+
+	return rc ? rc : wq__select(s, SQL_LOCK_LIST, WQ__ARGS(WQ__AI(now)), WQ__COLS(lock_cols),
+				    sizeof(**out), out, n, "list locks", err);
 }
 
 /* ---- paused kinds ---- */

@@ -11,6 +11,12 @@
  *    the caller with an unexpired lease (row-locked on PostgreSQL), and that same
  *    transaction advances next_slot: a slot is decided once.
  *  - Skipped slots have no task; they are recorded in schedule_events.
+ *  - The owner lease (lease_until) is written and judged on the store's clock only
+ *    (issue 15, op_clock.c): each operation reads it once, so an owner or a would-be
+ *    owner whose clock is skewed can neither take a live lease nor lose its own early.
+ *    Slots are wall-clock times and stay on the caller's clock (`now`): whoever owns
+ *    the schedule decides when a slot is due; the slot's operation key keeps a slot
+ *    from running twice when ownership moves between hosts that disagree.
  */
 #include "op.h"
 #include "cron.h"
@@ -147,6 +153,7 @@ static wq_rc read_owned(const struct wq__row *r, void *ctx)
 	return WQ_OK;
 }
 
+/* The schedules instance holds at store time `now` (the store's clock). */
 static wq_rc owned(struct wq__store *s, const char *instance, int64_t now, int *n,
 		   int64_t *next_due, wq_error *err)
 {
@@ -160,19 +167,26 @@ static wq_rc owned(struct wq__store *s, const char *instance, int64_t now, int *
 	return rc;
 }
 
-wq_rc wq__op_schedule_lease(struct wq__store *s, const char *instance, int64_t now,
-			    int64_t until, int *n, int64_t *next_due, wq_error *err)
+wq_rc wq__op_schedule_lease(struct wq__store *s, const char *instance, int64_t ttl,
+			    int *n, int64_t *next_due, wq_error *err)
 {
-	int64_t leasable = 0;
+	int64_t leasable = 0, now = 0;
 	wq_rc rc;
 
+	if (ttl <= 0)
+		return wq__err(err, WQ_EINVAL, "a schedule lease needs a positive duration");
 	/* Every worker calls this every heartbeat: on a store without schedules (or with
-	 * all of them held by live owners) a read answers, and no write lock is taken. */
-	rc = wq__rows(s, SQL_SCHED_LEASABLE, WQ__ARGS(WQ__AT(instance), WQ__AI(now)),
-		      wq__read_i64, &leasable, NULL, "count leasable schedules", err);
+	 * all of them held by live owners) a read answers, and no write lock is taken. The
+	 * clock is read before both: the write's `now` may be older than its transaction
+	 * by the wait for the write lock, which only delays a takeover and shortens the
+	 * new lease by as much (renewed every heartbeat, it is at least two long). */
+	rc = wq__store_clock(s, &now, err);
+	if (!rc)
+		rc = wq__rows(s, SQL_SCHED_LEASABLE, WQ__ARGS(WQ__AT(instance), WQ__AI(now)),
+			      wq__read_i64, &leasable, NULL, "count leasable schedules", err);
 	if (!rc && leasable > 0)
 		rc = wq__write1(s, SQL_SCHED_LEASE,
-				WQ__ARGS(WQ__AT(instance), WQ__AI(until), WQ__AI(now)), NULL,
+				WQ__ARGS(WQ__AT(instance), WQ__AI(now + ttl), WQ__AI(now)), NULL,
 				"take schedule leases", err);
 	return rc ? rc : owned(s, instance, now, n, next_due, err);
 }
@@ -298,12 +312,16 @@ static wq_rc fire_body(struct wq__store *s, struct fire_row *f, const char *name
 		       const char *instance, int64_t now, int64_t grace, int *fired,
 		       wq_error *err)
 {
-	int64_t *slots = NULL, next, last_slot, last_task;
+	int64_t *slots = NULL, next, last_slot, last_task, store_now = 0;
 	int n = 0, first = 0, nrun = 0, busy = 0;
 	wq_rc rc;
 
-	rc = wq__rows(s, SQL_SCHED_LOCK, WQ__ARGS(WQ__AT(name), WQ__AT(instance), WQ__AI(now)),
-		      read_fire_row, f, NULL, "read schedule", err);
+	/* still mine: the lease judged on the store's clock, inside this transaction */
+	rc = wq__store_clock(s, &store_now, err);
+	if (!rc)
+		rc = wq__rows(s, SQL_SCHED_LOCK,
+			      WQ__ARGS(WQ__AT(name), WQ__AT(instance), WQ__AI(store_now)),
+			      read_fire_row, f, NULL, "read schedule", err);
 	if (rc == WQ_ENOMEM)
 		return wq__err(err, WQ_ENOMEM, "out of memory (schedule '%s')", name);
 	if (rc || !f->found)
@@ -389,11 +407,16 @@ wq_rc wq__op_schedule_fire(struct wq__store *s, const char *instance, int64_t no
 	struct due_name *due = NULL;
 	size_t n = 0;
 	int nowned = 0;
+	int64_t store_now = 0;
 	wq_rc rc;
 
 	*fired = 0;
-	rc = wq__select(s, SQL_SCHED_DUE, WQ__ARGS(WQ__AT(instance), WQ__AI(now)),
-			WQ__COLS(cols), sizeof *due, &due, &n, "read due schedules", err);
+	/* slots due by the caller's clock, leases live on the store's */
+	rc = wq__store_clock(s, &store_now, err);
+	if (!rc)
+		rc = wq__select(s, SQL_SCHED_DUE,
+				WQ__ARGS(WQ__AT(instance), WQ__AI(now), WQ__AI(store_now)),
+				WQ__COLS(cols), sizeof *due, &due, &n, "read due schedules", err);
 	for (size_t i = 0; !rc && i < n; i++) {
 		struct fire_row f;
 
@@ -407,5 +430,5 @@ wq_rc wq__op_schedule_fire(struct wq__store *s, const char *instance, int64_t no
 		free(f.notify);
 	}
 	free(due);
-	return rc ? rc : owned(s, instance, now, &nowned, next_due, err);
+	return rc ? rc : owned(s, instance, store_now, &nowned, next_due, err);
 }

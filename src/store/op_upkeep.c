@@ -6,6 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DAY_US (86400 * WQ__US_PER_S)
+
+/* Housekeeping rows nothing else deletes (issue 15): external lock leases that expired on
+ * the store's clock (an abandoned holder's row otherwise stays for ever; nobody can renew
+ * it), and starts-per-day counters of days before yesterday. op_limit.c forgets a
+ * (tenant, scope)'s earlier days at its next day's first start, so only pairs that
+ * stopped starting keep one; yesterday stays for a claimer whose clock (on which its day
+ * is counted) runs behind the store's across midnight. Not counted in the answer. */
+static wq_rc prune_leftovers(struct wq__store *s, wq_error *err)
+{
+	int64_t now = 0;
+	wq_rc rc = wq__store_clock(s, &now, err);
+
+	if (!rc)
+		rc = wq__run(s, SQL_PRUNE_LOCKS, WQ__ARGS(WQ__AI(now)), NULL, "prune", err);
+	if (!rc)
+		rc = wq__run(s, SQL_PRUNE_STARTS, WQ__ARGS(WQ__AI(now / DAY_US - 1)), NULL, "prune",
+			     err);
+	return rc;
+}
+
 static wq_rc prune_body(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,
 			int64_t *tasks, int64_t *ops, wq_error *err)
 {
@@ -21,7 +42,7 @@ static wq_rc prune_body(struct wq__store *s, int64_t task_cutoff, int64_t operat
 	if (!rc)
 		rc = wq__run(s, SQL_PRUNE_OPERATIONS, WQ__ARGS(WQ__AI(operation_cutoff)), ops,
 			     "prune", err);
-	return rc;
+	return rc ? rc : prune_leftovers(s, err);
 }
 
 wq_rc wq__op_prune(struct wq__store *s, int64_t task_cutoff, int64_t operation_cutoff,

@@ -77,12 +77,14 @@
 		     "WHERE d.task_id = tasks.id AND d.state IN ('pending', 'sending'))"
 /* Turn locks, paused kinds (issue 10): a pending task p (due, of a kind the worker runs)
  * is claimable only when its kind is not paused and, with a lock key, the key is free (no
- * row, or an external lease that expired by `now`) and p is the oldest due pending task
+ * row, or an external lease that expired on the store's clock: a lease's expiry is
+ * written on that clock, op_lock.c) and p is the oldest due pending task
  * of its key, whatever its kind (FIFO within a key: one per key in any batch). */
 #define WQ__CLAIMABLE(now)                                                                 \
 	" AND p.kind NOT IN (SELECT kind FROM paused_kinds) AND (p.lock_key = '' OR (NOT "  \
 	"EXISTS (SELECT 1 FROM locks l WHERE l.key = p.lock_key AND (l.expires_at = 0 OR "  \
-	"l.expires_at > " now ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.lock_key = " \
+	"l.expires_at > " D_NOW_US ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE "       \
+	"o.lock_key = "                                                                    \
 	"p.lock_key AND o.state = 'pending' AND o.due_at <= " now " AND (o.order_at < "     \
 	"p.order_at OR (o.order_at = p.order_at AND o.id < p.id)))))"
 
@@ -349,7 +351,7 @@
 	X(SQL_SCHED_RM_EVENTS, "DELETE FROM schedule_events WHERE schedule_id IN "           \
 	  "(SELECT id FROM schedules WHERE name = $1)")                                      \
 	X(SQL_SCHED_RM, "DELETE FROM schedules WHERE name = $1")                             \
-	/* the owner lease: mine, nobody's, or expired */                                   \
+	/* the owner lease: mine, nobody's, or expired (lease times: the store's clock) */  \
 	X(SQL_SCHED_LEASE, "UPDATE schedules SET owner = $1, lease_until = $2 WHERE "        \
 	  "paused = 0 AND (owner = $1 OR owner = '' OR lease_until < $3)")                   \
 	/* the same rows, counted first (a read): no write lock when there is nothing */    \
@@ -359,8 +361,9 @@
 	  "WHERE owner = $1 AND paused = 0 AND lease_until >= $2")                           \
 	X(SQL_SCHED_RELEASE, "UPDATE schedules SET owner = '', lease_until = 0 WHERE "       \
 	  "owner = $1")                                                                      \
+	/* slots due by $2 (the owner's clock), the lease live at $3 (the store's) */       \
 	X(SQL_SCHED_DUE, "SELECT name FROM schedules WHERE owner = $1 AND paused = 0 AND "  \
-	  "lease_until >= $2 AND next_slot <= $2 ORDER BY name")                             \
+	  "lease_until >= $3 AND next_slot <= $2 ORDER BY name")                             \
 	/* the schedule to fire, still mine (row-locked where the dialect locks rows) */    \
 	X(SQL_SCHED_LOCK, "SELECT id, name, cron, every_us, tz, kind, tenant, scope, "      \
 	  "payload, payload_version, payload_sha256, fingerprint, notify, max_attempts, "   \
@@ -455,16 +458,17 @@
 	X(SQL_INTAKE_HANDOUTS, "UPDATE intake SET handouts = $2, updated_at = $3 WHERE id " \
 	  "= $1 AND state = 'pending'")                                                     \
 	/* acknowledgements of source $3 due now ($2): unowned, or their owner's lease or   \
-	 * row gone */                                                                      \
+	 * row gone; the lease (ack_until) on the store's clock (ACK_ANY $3, CLAIM $6:     \
+	 * issue 15), the due time on the caller's */                                       \
 	X(SQL_INTAKE_ACK_ANY, "SELECT 1 FROM intake p WHERE p.source = $1 AND p.state IN "  \
 	  "('handled', 'giving-up') AND p.ack_next_at <= $2 AND (p.ack_instance = '' OR "   \
-	  "p.ack_until <= $2 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = "        \
+	  "p.ack_until <= $3 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = "        \
 	  "p.ack_instance)) LIMIT 1")                                                       \
 	X(SQL_INTAKE_ACK_CLAIM, "UPDATE intake SET ack_attempts = ack_attempts + 1, "       \
 	  "ack_instance = $1, ack_until = $4, updated_at = $2 WHERE "                       \
 	  D_PICK("SELECT p.id FROM intake p WHERE p.source = $3 AND p.state IN ('handled', " \
 		 "'giving-up') AND p.ack_next_at <= $2 AND (p.ack_instance = '' OR "       \
-		 "p.ack_until <= $2 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = " \
+		 "p.ack_until <= $6 OR NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = " \
 		 "p.ack_instance)) ORDER BY p.ack_next_at, p.id LIMIT $5" D_SKIP_LOCKED)   \
 	  " AND state IN ('handled', 'giving-up') AND ack_next_at <= $2 AND EXISTS "        \
 	  "(SELECT 1 FROM instances WHERE id = $1) RETURNING id, key, uidvalidity, uid, "   \
@@ -531,7 +535,18 @@
 	 * dialect_postgres.c; op_enqueue_one.c). $1..$16 as SQL_TASK_INSERT, $17 the       \
 	 * `accepted` detail; the keyed one inserts nothing when the key exists */          \
 	X(SQL_ENQ_ONE, NULL)                                                                \
-	X(SQL_ENQ_ONE_KEYED, NULL)
+	X(SQL_ENQ_ONE_KEYED, NULL)                                                          \
+	/* ---- wave4 clock: the store's clock (issue 15; op_clock.c) ---- */              \
+	/* leases written by one process and judged by another are measured on this one  \
+	 * clock, never on the writers' (µs since the epoch; see D_NOW_US) */            \
+	X(SQL_STORE_NOW, "SELECT " D_NOW_US)                                               \
+	/* prune (op_upkeep.c): external lock leases that expired by $1 (the store's clock: \
+	 * the same rule as SQL_LOCK_TAKE's takeover; a task's hold, expires_at 0, stays    \
+	 * until its attempt ends) and the starts-per-day counters of days before $1 (UTC   \
+	 * day numbers, op_limit.c) */                                                     \
+	X(SQL_PRUNE_LOCKS, "DELETE FROM locks WHERE task_id = 0 AND expires_at <> 0 AND "   \
+	  "expires_at <= $1")                                                               \
+	X(SQL_PRUNE_STARTS, "DELETE FROM start_counts WHERE day < $1")
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

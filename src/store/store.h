@@ -10,7 +10,10 @@
  *  - WQ_EBUSY: busy or connection lost (retry). WQ_EUNKNOWN: a COMMIT's answer was lost —
  *    except where the method's repeat recognises its outcome (finish, claims, instance
  *    writes): WQ_EBUSY.
- *  - Times are int64 µs since the epoch, passed in (`now`): the store reads no clock.
+ *  - Times are int64 µs since the epoch, passed in (`now`), except a lease's expiry:
+ *    leases (instances, turn locks, schedule owners, source acknowledgements) are
+ *    written and judged on the store's own clock (op_clock.c, issue 15), so a method
+ *    that takes one takes its duration, not an expiry time.
  *  - Identity fields with invalid UTF-8 are refused (WQ_EINVAL); free text is made valid.
  *  - Out-parameters are written only on success; arrays are malloc'd (free()).
  */
@@ -546,15 +549,17 @@ struct wq__store_methods {
 	wq_rc (*schedule_pause)(struct wq__store *s, const char *name, int paused,
 				int64_t next_slot, wq_error *err);
 	wq_rc (*schedule_rm)(struct wq__store *s, const char *name, wq_error *err);
-	/* Takes or renews, until `until`, the lease of every unpaused schedule that instance
-	 * owns or whose lease expired (conditional update); *owned / *next_due: how many it
-	 * holds now and their earliest next slot (0: none). */
-	wq_rc (*schedule_lease)(struct wq__store *s, const char *instance, int64_t now,
-				int64_t until, int *owned, int64_t *next_due, wq_error *err);
+	/* Takes or renews, for `ttl` µs on the store's clock (issue 15), the lease of every
+	 * unpaused schedule that instance owns or whose lease expired on that clock
+	 * (conditional update); *owned / *next_due: how many it holds now and their
+	 * earliest next slot (0: none). */
+	wq_rc (*schedule_lease)(struct wq__store *s, const char *instance, int64_t ttl,
+				int *owned, int64_t *next_due, wq_error *err);
 	/* Lets go of every lease of instance (drain, --no-scheduler). */
 	wq_rc (*schedule_release)(struct wq__store *s, const char *instance, wq_error *err);
-	/* Fires the due slots of the schedules instance holds, one transaction each (see
-	 * op_schedule.c); *fired: tasks enqueued; *next_due as for schedule_lease. */
+	/* Fires the slots due by `now` (the caller's clock) of the schedules instance holds
+	 * (leases judged on the store's clock), one transaction each (see op_schedule.c);
+	 * *fired: tasks enqueued; *next_due as for schedule_lease. */
 	wq_rc (*schedule_fire)(struct wq__store *s, const char *instance, int64_t now,
 			       int64_t grace, int *fired, int64_t *next_due, wq_error *err);
 	/* --- turn locks, paused kinds (issue 10; op_lock.c) ---
@@ -565,18 +570,20 @@ struct wq__store_methods {
 	 * reap_orphans) delete the attempt's row in their transaction (`lock-released`).
 	 * claim() never takes a task of a paused kind. */
 
-	/* An external lease until expires_at (> now); the same holder renews. WQ_ELIMIT
-	 * when held by another (*out: that hold); *out: the lease on success. */
+	/* An external lease of `ttl` µs (> 0) on the store's clock: acquired_at and
+	 * expires_at of *out are store times, and expiry is judged on that clock only (a
+	 * skewed caller can neither take a live lease nor keep an expired one). The same
+	 * holder renews. WQ_ELIMIT when held by another (*out: that hold); *out: the lease
+	 * on success. lock_list: the unexpired holds, on the store's clock. */
 	wq_rc (*lock_acquire)(struct wq__store *s, const char *key, const char *holder,
-			      int64_t now, int64_t expires_at, wq_lock *out, wq_error *err);
+			      int64_t ttl, wq_lock *out, wq_error *err);
 	/* WQ_ENOTFOUND when `holder` holds no unexpired lease of key. */
 	wq_rc (*lock_renew)(struct wq__store *s, const char *key, const char *holder,
-			    int64_t now, int64_t expires_at, wq_lock *out, wq_error *err);
+			    int64_t ttl, wq_lock *out, wq_error *err);
 	/* WQ_ENOTFOUND when `holder` has no lease row of key. */
 	wq_rc (*lock_release)(struct wq__store *s, const char *key, const char *holder,
 			      wq_error *err);
-	wq_rc (*lock_list)(struct wq__store *s, int64_t now, wq_lock **out, size_t *n,
-			   wq_error *err);
+	wq_rc (*lock_list)(struct wq__store *s, wq_lock **out, size_t *n, wq_error *err);
 	wq_rc (*kind_pause)(struct wq__store *s, const char *kind, int paused, int64_t now,
 			    wq_error *err);
 	wq_rc (*kinds_paused)(struct wq__store *s, wq_kind_pause **out, size_t *n,
@@ -618,10 +625,11 @@ struct wq__store_methods {
 	 * written). */
 	wq_rc (*intake_record)(struct wq__store *s, const struct wq__intake_msg *m,
 			       int64_t *task_id, wq_error *err);
-	/* Up to limit due acknowledgements of source, owned by instance until `until`
+	/* Up to limit acknowledgements of source due by `now`, owned by instance for `lease`
+	 * µs on the store's clock, where other owners' leases are judged too (issue 15)
 	 * (conditional update; ack_attempts + 1), only while the instance row exists. */
 	wq_rc (*intake_ack_claim)(struct wq__store *s, const char *instance, const char *source,
-				  int limit, int64_t now, int64_t until,
+				  int limit, int64_t now, int64_t lease,
 				  struct wq__intake_ack_row **out, size_t *n, wq_error *err);
 	/* The source's answer, fenced by (ack_attempts, instance): ok → acknowledged /
 	 * abandoned (`source-acknowledged`; an abandoned one also the operators' inbox
@@ -683,6 +691,10 @@ struct wq__store_methods {
 	wq_rc (*enqueue_group)(struct wq__store *s, const struct wq__new_task *const *t,
 			       size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
 			       wq_error *item_errs, wq_error *err);
+	/* --- wave4 clock (issue 15; op_clock.c) ---
+	 * The store's clock, on which every lease's expiry is written and judged (what
+	 * reads it for a finding, such as doctor's expired schedule owner). */
+	wq_rc (*store_now)(struct wq__store *s, int64_t *now, wq_error *err);
 };
 
 /* The backends compiled in. */

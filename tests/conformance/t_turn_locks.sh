@@ -84,9 +84,11 @@ if python3 -c 'import sys; sys.exit(0 if sys.argv[1] < sys.argv[2] else 1)' "$be
 	expect_eq "$st" pending "task of a leased key"
 fi
 wait_until 30 state_is "$held" succeeded
-started=$(field_of "$held" started_at)
-python3 -c 'import sys; sys.exit(0 if sys.argv[1] >= sys.argv[2] else 1)' "$started" "$exp" \
-	|| fail "task started at $started, before the lease expired at $exp"
+# the claim took the key at acquired_at, on the store's clock like the lease's expiry
+# (the task's started_at is the worker's clock, read before its claim reached the store)
+took=$(json_field "$(wq timeline "$held" --json)" '[e["detail"]["acquired_at"] for e in d["events"] if e["type"] == "lock-acquired"][0]')
+python3 -c 'import sys; sys.exit(0 if sys.argv[1] >= sys.argv[2] else 1)' "$took" "$exp" \
+	|| fail "the task took its key at $took, before the lease expired at $exp"
 
 kill -TERM "$(cat "$T/a.pid")" "$(cat "$T/b.pid")"
 wait_until 30 eval "! alive $(cat "$T/a.pid") && ! alive $(cat "$T/b.pid")"

@@ -53,8 +53,8 @@ static size_t intake_ack(struct fx *f, const char *inst, int ok)
 	size_t n = 0;
 	wq_error e;
 
-	assert_int_equal(M->intake_ack_claim(f->s, inst, "src", 10, f->now, f->now + 1000, &rows,
-					     &n, &e), WQ_OK);
+	assert_int_equal(M->intake_ack_claim(f->s, inst, "src", 10, f->now, 60 * INT64_C(1000000),
+					     &rows, &n, &e), WQ_OK);
 	for (size_t i = 0; i < n; i++) {
 		struct wq__intake_ack a = {rows[i].id, rows[i].ack_attempts, inst, ok,
 					   ok ? "" : "refused", f->now + 10, f->now};
@@ -139,4 +139,34 @@ static void intake_abandon_reports_once(void **state)
 	assert_int_equal(nt[0].task_id, task);
 	free(nt);
 	assert_int_equal(events_of(f, task, "intake-abandoned", NULL), 1);
+}
+
+/* Clock skew (issue 15): an acknowledgement claimed by w1 (its lease on the store's
+ * clock) is not taken by w2 whose clock runs 10 minutes ahead; w1's answer counts. */
+static void intake_ack_lease_ignores_the_callers_clock(void **state)
+{
+	struct fx *f = *state;
+	struct wq__intake_ack_row *rows = NULL;
+	struct wq__claimed c;
+	struct wq__outcome o;
+	const int64_t min10 = 600 * INT64_C(1000000);
+	size_t n = 0;
+	wq_error e;
+
+	instance(f, "w1");
+	instance(f, "w2");
+	(void)intake_record(f, "m7");
+	assert_int_equal(claim(f, "w1", &c), 1);
+	o = succeeded(&c, "w1", f->now);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->intake_ack_claim(f->s, "w1", "src", 10, f->now, 60 * INT64_C(1000000),
+					     &rows, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	free(rows);
+	rows = NULL;
+	assert_int_equal(M->intake_ack_claim(f->s, "w2", "src", 10, f->now + min10,
+					     60 * INT64_C(1000000), &rows, &n, &e), WQ_OK);
+	assert_int_equal(n, 0);
+	free(rows);
+	assert_int_equal(intake_row(f, "m7").ack_attempts, 1);
 }

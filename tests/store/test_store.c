@@ -839,19 +839,20 @@ static int sched_fire(struct fx *f, const char *inst, int64_t now)
 	return fired;
 }
 
-static int sched_lease(struct fx *f, const char *inst, int64_t now)
+/* Takes or renews inst's leases for ttl on the store's clock; how many it holds. */
+static int sched_lease(struct fx *f, const char *inst, int64_t ttl)
 {
 	int owned = -1;
 	int64_t next = 0;
 	wq_error e;
 
-	assert_int_equal(M->schedule_lease(f->s, inst, now, now + 10 * SEC, &owned, &next, &e),
-			 WQ_OK);
+	assert_int_equal(M->schedule_lease(f->s, inst, ttl, &owned, &next, &e), WQ_OK);
 	return owned;
 }
 
-/* The lease is one owner's until it expires; only the owner fires; a slot fired again
- * (by a later owner) is a replay of its key, not a second task. */
+/* The lease is one owner's until it expires on the store's clock, whatever the
+ * callers' clocks say (issue 15); only the owner fires; a slot fired again (by a later
+ * owner) is a replay of its key, not a second task. */
 static void schedule_lease_and_fire_once(void **state)
 {
 	struct fx *f = *state;
@@ -862,8 +863,8 @@ static void schedule_lease_and_fire_once(void **state)
 
 	add_schedule(f, "s", "allow", "latest", WQ_OK);
 	add_schedule(f, "s", "allow", "latest", WQ_ECONFLICT);
-	assert_int_equal(sched_lease(f, "a", T0), 1);
-	assert_int_equal(sched_lease(f, "b", T0 + SEC), 0); /* a's lease holds */
+	assert_int_equal(sched_lease(f, "a", 60 * SEC), 1);
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 0); /* a's lease holds */
 	assert_int_equal(sched_fire(f, "b", T0 + SEC + SEC / 2), 0);
 	assert_int_equal(sched_fire(f, "a", T0 + SEC + SEC / 2), 1);
 	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
@@ -875,14 +876,19 @@ static void schedule_lease_and_fire_once(void **state)
 	assert_string_equal(t.operation, "schedule:s:2023-11-14T22:13:21.000Z");
 	assert_int_equal(sched_fire(f, "a", T0 + SEC + SEC / 2), 0); /* nothing due */
 
-	/* a's lease expires; b takes over; the slot T0+1s comes round again (resume sets
-	 * next_slot) and b fires it: the key replays, no second task */
-	assert_int_equal(sched_lease(f, "b", T0 + 11 * SEC), 1);
+	/* a renews once with a short lease and stops; b takes over only once it expired
+	 * on the store's clock (polled, bounded); the slot T0+1s comes round again (resume
+	 * sets next_slot) and b fires it: the key replays, no second task */
+	assert_int_equal(sched_lease(f, "a", SEC / 2), 1);
+	for (int i = 0; i < 2000 && sched_lease(f, "b", 60 * SEC) == 0; i++)
+		usleep(10000);
+	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
+	assert_string_equal(sc.owner, "b");
 	assert_int_equal(sched_fire(f, "a", T0 + 11 * SEC), 0); /* a is no owner now */
 	assert_int_equal(M->schedule_pause(f->s, "s", 1, 0, &e), WQ_OK);
-	assert_int_equal(sched_lease(f, "b", T0 + 11 * SEC), 0); /* paused: nobody's */
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 0); /* paused: nobody's */
 	assert_int_equal(M->schedule_pause(f->s, "s", 0, T0 + SEC, &e), WQ_OK);
-	assert_int_equal(sched_lease(f, "b", T0 + 11 * SEC), 1);
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 1);
 	assert_int_equal(M->schedule_fire(f->s, "b", T0 + SEC + SEC / 2, SEC, &(int){0},
 					  &(int64_t){0}, &e), WQ_OK);
 	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
@@ -893,6 +899,28 @@ static void schedule_lease_and_fire_once(void **state)
 	assert_int_equal(M->schedule_rm(f->s, "s", &e), WQ_OK);
 	assert_int_equal(M->schedule_rm(f->s, "s", &e), WQ_ENOTFOUND);
 	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_ENOTFOUND);
+}
+
+/* Clock skew (issue 15): an owner whose clock runs 10 minutes ahead of the store's
+ * still holds (and fires) its schedule, and a would-be owner whose clock runs ahead
+ * does not take it over: the lease lives 60 s on the store's clock. */
+static void schedule_lease_ignores_the_callers_clock(void **state)
+{
+	struct fx *f = *state;
+	int64_t store_now = 0;
+	wq_schedule sc;
+	wq_error e;
+
+	add_schedule(f, "s", "allow", "latest", WQ_OK);
+	assert_int_equal(M->store_now(f->s, &store_now, &e), WQ_OK);
+	assert_int_equal(sched_lease(f, "a", 60 * SEC), 1);
+	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
+	assert_true(sc.lease_until >= store_now + 60 * SEC); /* written on the store's clock */
+	assert_int_equal(sched_fire(f, "b", store_now + 600 * SEC), 0);
+	assert_int_equal(sched_lease(f, "b", 60 * SEC), 0);
+	assert_int_equal(sched_fire(f, "a", store_now + 600 * SEC), 1);
+	assert_int_equal(M->schedule_get(f->s, "s", &sc, &e), WQ_OK);
+	assert_string_equal(sc.owner, "a");
 }
 
 static int64_t event_count(struct fx *f, const char *name, const char *type)
@@ -923,7 +951,7 @@ static void schedule_catch_up_and_overlap(void **state)
 	add_schedule(f, "latest", "allow", "latest", WQ_OK);
 	add_schedule(f, "none", "allow", "none", WQ_OK);
 	add_schedule(f, "skip", "skip", "latest", WQ_OK);
-	assert_int_equal(sched_lease(f, "a", T0), 4);
+	assert_int_equal(sched_lease(f, "a", 60 * SEC), 4);
 	/* slots T0+1s .. T0+5s are due at T0+5.5s; skip fires one */
 	assert_int_equal(sched_fire(f, "a", T0 + 5 * SEC + SEC / 2), 5 + 1 + 1 + 1);
 	assert_int_equal(event_count(f, "all", "fired"), 5);
@@ -1028,8 +1056,7 @@ static void claim_takes_oldest_task_of_a_free_key(void **state)
 	assert_int_equal(claim_ids(f, "w2", ids, NULL), 0); /* A and B are held */
 	/* a task's hold is visible, and no lease can take it */
 	f->now++;
-	assert_int_equal(M->lock_acquire(f->s, "A", "chat", f->now, f->now + 1000, &held, &e),
-			 WQ_ELIMIT);
+	assert_int_equal(M->lock_acquire(f->s, "A", "chat", 1000, &held, &e), WQ_ELIMIT);
 	assert_true(held.task_id == a1);
 	assert_int_equal(held.expires_at, 0);
 	o = succeeded(&c[0], "w1", f->now);
@@ -1041,48 +1068,92 @@ static void claim_takes_oldest_task_of_a_free_key(void **state)
 	(void)a3;
 }
 
+/* Lists the unexpired holds; their count. */
+static size_t locks_held(struct fx *f)
+{
+	wq_lock *all = NULL;
+	size_t n = 0;
+	wq_error e;
+
+	assert_int_equal(M->lock_list(f->s, &all, &n, &e), WQ_OK);
+	free(all);
+	return n;
+}
+
+/* Polls (bounded: 20 s) until fewer than `n` holds are listed, i.e. a lease expired on
+ * the store's clock; the test has no other way to move that clock. */
+static void wait_locks_below(struct fx *f, size_t n)
+{
+	for (int i = 0; i < 2000 && locks_held(f) >= n; i++)
+		usleep(10000);
+	assert_true(locks_held(f) < n);
+}
+
 /* An external lease holds its key until it is released or expires; the same holder
- * renews; another is refused with the holder and expiry. */
+ * renews; another is refused with the holder and expiry. The lease is a duration: its
+ * times are the store's (issue 15), whatever the callers' clocks say. */
 static void lease_blocks_key_until_released_or_expired(void **state)
 {
 	struct fx *f = *state;
-	wq_lock held;
-	wq_lock *all = NULL;
-	size_t n = 0;
-	int64_t t1, t2, ids[10], t0;
+	wq_lock held, first, gone;
+	int64_t t1, t2, ids[10];
 	wq_error e;
 
 	instance(f, "w1");
-	t0 = f->now;
-	assert_int_equal(M->lock_acquire(f->s, "C", "chat", t0, t0 + 100, &held, &e), WQ_OK);
+	assert_int_equal(M->lock_acquire(f->s, "C", "chat", 60 * SEC, &held, &e), WQ_OK);
 	assert_string_equal(held.holder, "chat");
+	/* on the store's clock (today), not the test's simulated T0 */
+	assert_true(held.acquired_at > T0 && held.expires_at == held.acquired_at + 60 * SEC);
+	first = held;
 	t1 = enqueue_locked(f, "C");
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
-	assert_int_equal(M->lock_acquire(f->s, "C", "other", t0 + 50, t0 + 500, &held, &e),
-			 WQ_ELIMIT);
+	assert_int_equal(M->lock_acquire(f->s, "C", "other", 500 * SEC, &held, &e), WQ_ELIMIT);
 	assert_string_equal(held.holder, "chat");
-	assert_true(held.expires_at == t0 + 100);
-	assert_int_equal(M->lock_renew(f->s, "C", "chat", t0 + 50, t0 + 200, &held, &e), WQ_OK);
-	assert_int_equal(M->lock_renew(f->s, "C", "other", t0 + 50, t0 + 200, NULL, &e),
-			 WQ_ENOTFOUND);
+	assert_true(held.expires_at == first.expires_at);
+	assert_int_equal(M->lock_renew(f->s, "C", "chat", 120 * SEC, &held, &e), WQ_OK);
+	assert_true(held.expires_at >= first.acquired_at + 120 * SEC);
+	assert_int_equal(M->lock_renew(f->s, "C", "other", 120 * SEC, NULL, &e), WQ_ENOTFOUND);
+	assert_int_equal(M->lock_acquire(f->s, "C", "x", 0, NULL, &e), WQ_EINVAL);
 	assert_int_equal(M->lock_release(f->s, "C", "chat", &e), WQ_OK);
 	assert_int_equal(M->lock_release(f->s, "C", "chat", &e), WQ_ENOTFOUND);
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 	assert_true(ids[0] == t1);
-	/* a lease never released: its key is free once it expired */
-	assert_int_equal(M->lock_acquire(f->s, "D", "gone", f->now, f->now + 100, NULL, &e),
-			 WQ_OK);
+	/* a lease never released: its key is free once it expired on the store's clock */
+	assert_int_equal(M->lock_acquire(f->s, "D", "gone", 2 * SEC, &gone, &e), WQ_OK);
 	t2 = enqueue_locked(f, "D");
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
-	assert_int_equal(M->lock_list(f->s, f->now, &all, &n, &e), WQ_OK);
-	assert_int_equal(n, 2); /* C by task t1, D by "gone" */
-	free(all);
-	f->now = t0 + 1000;
-	assert_int_equal(M->lock_list(f->s, f->now, &all, &n, &e), WQ_OK);
-	assert_int_equal(n, 1); /* the expired lease is not listed */
-	free(all);
+	assert_int_equal(locks_held(f), 2); /* C by task t1, D by "gone" */
+	wait_locks_below(f, 2);             /* the expired lease is not listed */
+	assert_int_equal(M->lock_acquire(f->s, "D", "next", SEC, &held, &e), WQ_OK);
+	assert_true(held.acquired_at >= gone.expires_at); /* never before, on one clock */
+	assert_int_equal(M->lock_release(f->s, "D", "next", &e), WQ_OK);
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 	assert_true(ids[0] == t2);
+}
+
+/* Clock skew (issue 15): a claimer whose clock runs 10 minutes ahead does not take a key
+ * whose lease is live on the store's clock, and one whose clock runs 10 minutes behind
+ * is not kept from a key whose lease expired there. */
+static void lease_expiry_ignores_the_claimers_clock(void **state)
+{
+	struct fx *f = *state;
+	wq_lock held;
+	int64_t t1, ids[10], store_now;
+	wq_error e;
+
+	instance(f, "w1");
+	assert_int_equal(M->store_now(f->s, &store_now, &e), WQ_OK);
+	assert_int_equal(M->lock_acquire(f->s, "K", "chat", 60 * SEC, &held, &e), WQ_OK);
+	assert_true(held.acquired_at >= store_now);
+	t1 = enqueue_locked(f, "K"); /* due at T0: due for either claimer */
+	f->now = store_now + 600 * SEC;
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 0);
+	assert_int_equal(M->lock_release(f->s, "K", "chat", &e), WQ_OK);
+	assert_int_equal(M->lock_acquire(f->s, "K", "short", SEC / 2, &held, &e), WQ_OK);
+	wait_locks_below(f, 1);
+	f->now = store_now - 600 * SEC;
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+	assert_true(ids[0] == t1);
 }
 
 /* Recovery interrupts a lost worker's task and frees its key in the same transaction:
@@ -1136,6 +1207,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_batch_cases.h" /* batch enqueue (issue 11) */
 #include "store_wakeup_cases.h" /* wake-ups (issues 11, 12) */
 #include "store_enqueue_group_cases.h" /* group commit of enqueues (wave 4) */
+#include "store_clock_cases.h" /* the store's clock (issue 15) */
 
 int main(int argc, char **argv)
 {
@@ -1161,11 +1233,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(prune_keeps_owed_delivery, setup, teardown),
 		/* schedules (issue 12) */
 		cmocka_unit_test_setup_teardown(schedule_lease_and_fire_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(schedule_lease_ignores_the_callers_clock, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(schedule_catch_up_and_overlap, setup, teardown),
 		/* turn locks, paused kinds (issue 10) */
 		cmocka_unit_test_setup_teardown(claim_takes_oldest_task_of_a_free_key, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(lease_blocks_key_until_released_or_expired, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(lease_expiry_ignores_the_claimers_clock, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
@@ -1181,6 +1257,8 @@ int main(int argc, char **argv)
 		/* intake (issue 13) */
 		cmocka_unit_test_setup_teardown(intake_record_finish_acknowledge, setup, teardown),
 		cmocka_unit_test_setup_teardown(intake_abandon_reports_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(intake_ack_lease_ignores_the_callers_clock, setup,
+						teardown),
 		/* batch enqueue (issue 11) */
 		cmocka_unit_test_setup_teardown(enqueue_many_items_answer_each, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_many_failure_writes_nothing, setup,
@@ -1190,6 +1268,9 @@ int main(int argc, char **argv)
 		/* group commit of enqueues (wave 4) */
 		cmocka_unit_test_setup_teardown(enqueue_group_items_answer_each, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_threads_share_a_handle, setup, teardown),
+		/* the store's clock (issue 15) */
+		cmocka_unit_test_setup_teardown(prune_forgets_expired_leases_and_old_start_days,
+						setup, teardown),
 	};
 	char cmd[128];
 	int rc;
