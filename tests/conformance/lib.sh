@@ -185,3 +185,18 @@ private_pg() {
 	[ -n "$PG_DBNAME" ] && psql -q "$WAKEQ_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $PG_DBNAME" >/dev/null 2>&1
 	WAKEQ_PRIVATE_PG=1 exec "$TESTS/../scripts/with-postgres" sh "$0"
 }
+
+# expect_spawn_retried ID CAUSE WHAT: ID's handler could not be started (CAUSE: a grep
+# pattern of the worker log's line, in $T/w.log), so the attempt was scheduled again as
+# spawn-resources and no handler start was recorded (WHAT names the condition).
+expect_spawn_retried() {
+	spawn_tried() { wq timeline "$1" | grep -q spawn-resources || state_is "$1" failed; }
+	wait_until 30 spawn_tried "$1"
+	st=$(state_of "$1")
+	[ "$st" = pending ] || [ "$st" = running ] || fail "state after the failed spawn: $st (expected pending)"
+	wq timeline "$1" | grep "retry-scheduled" | grep -q spawn-resources ||
+		fail "no retry-scheduled (spawn-resources) on the timeline"
+	expect_eq "$(grep -c "^$1 " "$T/runs" || true)" 0 "handler starts $3"
+	grep -q "task $1 attempt .*cannot start the handler: .*$2" "$T/w.log" ||
+		fail "the worker log does not give the cause: $(grep "task $1" "$T/w.log" | tail -n 3)"
+}

@@ -7,13 +7,7 @@
 # Uses a PostgreSQL server of its own, so the outage disturbs no other test.
 . "$WAKEQ_TESTS/conformance/lib.sh"
 [ "$BACKEND" = postgres ] || skip "stops the PostgreSQL server"
-
-if [ -z "${WAKEQ_PRIVATE_PG:-}" ]; then
-	trap - EXIT
-	rm -rf "$T"
-	[ -n "$PG_DBNAME" ] && psql -q "$WAKEQ_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $PG_DBNAME" >/dev/null 2>&1
-	WAKEQ_PRIVATE_PG=1 exec "$TESTS/../scripts/with-postgres" sh "$0"
-fi
+private_pg
 
 wq init >/dev/null
 # heartbeat 200 ms, lease 3 s (a is resumed well within a lease of b's return)

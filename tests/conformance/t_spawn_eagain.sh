@@ -38,15 +38,7 @@ n=$(ps -eLo uid= | awk -v u=$UID_W '$1 == u' | wc -l | tr -d ' ')
 as_w prlimit --pid "$wpid" --nproc="$n:"
 
 id=$(wq enqueue quick)
-tried() { wq timeline "$id" | grep -q spawn-resources || state_is "$id" failed; }
-wait_until 30 tried
-st=$(state_of "$id")
-[ "$st" = pending ] || [ "$st" = running ] || fail "state after the failed spawn: $st (expected pending)"
-wq timeline "$id" | grep "retry-scheduled" | grep -q spawn-resources ||
-	fail "no retry-scheduled (spawn-resources) on the timeline"
-expect_eq "$(grep -c "^$id " "$T/runs" || true)" 0 "handler starts while no process can be created"
-grep -q "task $id attempt .*cannot start the handler: .*Resource temporarily unavailable" "$T/w.log" ||
-	fail "the worker log does not give the cause: $(grep "task $id" "$T/w.log" | tail -n 3)"
+expect_spawn_retried "$id" "Resource temporarily unavailable" "while no process can be created"
 alive "$wpid" || fail "the worker died"
 
 as_w prlimit --pid "$wpid" --nproc="$soft:"

@@ -38,15 +38,7 @@ PY
 prlimit --pid "$wpid" --nofile="$limit:"
 
 id=$(wq enqueue quick)
-tried() { wq timeline "$id" | grep -q spawn-resources || state_is "$id" failed; }
-wait_until 30 tried
-st=$(state_of "$id")
-[ "$st" = pending ] || [ "$st" = running ] || fail "state after the failed spawn: $st (expected pending)"
-wq timeline "$id" | grep "retry-scheduled" | grep -q spawn-resources ||
-	fail "no retry-scheduled (spawn-resources) on the timeline"
-expect_eq "$(grep -c "^$id " "$T/runs" || true)" 0 "handler starts while out of descriptors"
-grep -q "task $id attempt .*cannot start the handler: .*open files" "$T/w.log" ||
-	fail "the worker log does not give the cause"
+expect_spawn_retried "$id" "open files" "while out of descriptors"
 
 # descriptors again: the task runs, exactly once, and succeeds
 prlimit --pid "$wpid" --nofile="$soft:"
