@@ -608,29 +608,27 @@ static void start_delivery(struct wq__deliver *d, const struct wq__delivery_clai
 		start_command(d, j);
 }
 
-void wq__deliver_claim(struct wq__deliver *d, const char *instance)
+wq_rc wq__deliver_claim(struct wq__deliver *d, const char *instance, wq_error *err)
 {
 	struct wq__delivery_claimed *got = NULL;
 	size_t n = 0;
 	int free_slots;
-	wq_error e;
 	wq_rc rc;
 
 	if (!d || d->closing)
-		return;
+		return WQ_OK;
 	free_slots = d->slots - d->inflight;
 	if (free_slots <= 0)
-		return;
+		return WQ_OK;
 	WQ__STORE_RETRY(rc, d->o.db, delivery_claim, instance, free_slots, wq_now(), &got, &n,
-			&e);
-	if (rc != WQ_OK) {
-		d->o.log(d->o.ud, "error", "delivery claim: %s", e.message);
-		return;
-	}
+			err);
+	if (rc != WQ_OK)
+		return rc;
 	d->last_claim_empty = n == 0;
 	for (size_t i = 0; i < n; i++)
 		start_delivery(d, &got[i], instance);
 	free(got);
+	return WQ_OK;
 }
 
 int wq__deliver_inflight(const struct wq__deliver *d)

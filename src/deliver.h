@@ -46,8 +46,10 @@ wq_rc wq__deliver_new(const struct wq__deliver_opts *o, struct wq__deliver **out
 /* Call only once the loop has run to its end (no delivery in flight). Accepts NULL. */
 void wq__deliver_free(struct wq__deliver *d);
 
-/* Claims deliveries for the free slots under `instance` and starts them. */
-void wq__deliver_claim(struct wq__deliver *d, const char *instance);
+/* Claims deliveries for the free slots under `instance` and starts them. A failing
+ * claim is the caller's to report (*err): the worker counts it with its other store
+ * failures, so it neither floods the log nor claims again before the store took a write. */
+wq_rc wq__deliver_claim(struct wq__deliver *d, const char *instance, wq_error *err);
 /* Deliveries in flight (each holds a slot). */
 int wq__deliver_inflight(const struct wq__deliver *d);
 /* For --until-idle: 1 while a delivery is in flight, the last claim found some, or a

@@ -728,10 +728,15 @@ void wq_worker_set_scheduler(wq_worker *w, int on)
  * channel never holds up a handler, nor a long handler a delivery. */
 static void do_claim(struct wq_worker *w)
 {
+	wq_error e;
+
 	schedules_tick(w);
 	claim_tasks(w);
-	if (w->phase == WQ__PH_RUNNING && w->registered && !wq__worker_lease_unconfirmed(w))
-		wq__deliver_claim(w->dl, w->self.id);
+	/* Deliveries wait while the store fails (until a write goes through: a heartbeat at
+	 * the latest): a claim retried on every poll would log on every poll. */
+	if (w->phase == WQ__PH_RUNNING && w->registered && !wq__worker_lease_unconfirmed(w) &&
+	    w->store_failures == 0 && wq__deliver_claim(w->dl, w->self.id, &e) != WQ_OK)
+		store_failed(w, "delivery claim", &e);
 	check_idle(w);
 	wq__wakeup_plan(w); /* sleep until the next due time (wakeup.c) */
 }
