@@ -55,6 +55,10 @@ struct wq__store {
 	} ev_rows, att_rows;
 	const struct wq__task_facts *facts;
 	size_t nfacts;
+	/* Within wq__begin..wq__end (in_tx): the store's clock once read (0: not yet), so a
+	 * claim taking several lock keys reads it once, after its claim statement. */
+	int in_tx;
+	int64_t clock_now;
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array

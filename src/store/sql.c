@@ -103,6 +103,8 @@ wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 	s->lost_op = NULL;
 	s->lost_op_keyed = 0;
 	wq__rows_reset(s); /* wave4 batch */
+	s->in_tx = !e;
+	s->clock_now = 0;
 	return e ? wq__sql_fail(s, e, "begin", err) : WQ_OK;
 }
 
@@ -120,6 +122,8 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 		}
 	}
 	wq__rows_reset(s);
+	s->in_tx = 0;
+	s->clock_now = 0;
 	e = rc == WQ_OK || s->keep ? s->drv->commit(s->c) : -1; /* -1: roll back */
 
 	/* The tests' lost answer: committed for real, reported unknown (only where the user is
