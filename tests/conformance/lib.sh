@@ -200,3 +200,15 @@ expect_spawn_retried() {
 	grep -q "task $1 attempt .*cannot start the handler: .*$2" "$T/w.log" ||
 		fail "the worker log does not give the cause: $(grep "task $1" "$T/w.log" | tail -n 3)"
 }
+
+# expect_worker_refuses CONFIG LOG CAUSE WHAT: a worker --until-idle on a store it cannot
+# use exits 1 at once (the guard: 60 s) and its log (LOG) names CAUSE (a grep pattern);
+# WHAT describes the store in the message.
+expect_worker_refuses() {
+	set +e
+	timeout 60 "$WQ" worker --config "$1" --until-idle >"$2" 2>&1
+	got=$?
+	set -e
+	expect_eq "$got" 1 "exit status of a worker on $4"
+	grep -q "$3" "$2" || fail "the worker does not name the cause: $(cat "$2")"
+}

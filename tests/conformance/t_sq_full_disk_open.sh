@@ -26,12 +26,7 @@ config "$T/w.ini" <<EOF
 [kind.job]
 command = sh $HANDLERS/handler.sh ok
 EOF
-set +e
-timeout 60 "$WQ" worker --config "$T/w.ini" --until-idle >"$T/full-worker.log" 2>&1
-got=$?
-set -e
-expect_eq "$got" 1 "exit status of a worker that cannot open the store"
-grep -q "No space left on device" "$T/full-worker.log" || fail "the worker does not name the cause: $(cat "$T/full-worker.log")"
+expect_worker_refuses "$T/w.ini" "$T/full-worker.log" "No space left on device" "a full disk"
 expect_eq "$(lines "$T/runs")" 0 "handler starts on a full disk"
 
 rm -f "$T/fs/filler"

@@ -40,13 +40,8 @@ done
 expect_eq "$(state_of "$pend")" pending "the task whose cancel was refused"
 expect_eq "$(state_of "$done_id")" succeeded "the task a prune would have removed"
 
-# a worker stops at once, naming the cause (the guard: 60 s)
-set +e
-timeout 60 "$WQ" worker --config "$T/w.ini" --until-idle >"$T/ro-worker.log" 2>&1
-got=$?
-set -e
-expect_eq "$got" 1 "exit status of a worker on a read-only database"
-grep -q "read-only file system" "$T/ro-worker.log" || fail "the worker does not name the cause: $(cat "$T/ro-worker.log")"
+# a worker stops at once, naming the cause
+expect_worker_refuses "$T/w.ini" "$T/ro-worker.log" "read-only file system" "a read-only database"
 expect_eq "$(lines "$T/runs")" 1 "handler starts while read-only"
 
 # writable again: the same work goes through, once
