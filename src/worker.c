@@ -596,7 +596,7 @@ static void check_idle(struct wq_worker *w)
 
 /* w->kind_in_process, once the registered kinds have joined w->kinds; NULL when out of
  * memory (the `started` events then do not say in_process). */
-static const int *kinds_in_process(struct wq_worker *w)
+const int *wq__worker_kinds_in_process(struct wq_worker *w)
 {
 	if (!w->kind_in_process && (w->kind_in_process = calloc(w->nkinds + 1, sizeof(int))))
 		for (size_t i = 0; i < w->nkinds; i++)
@@ -638,7 +638,7 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	req->kinds = w->kinds;
 	req->nkinds = w->nkinds;
 	req->max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
-	req->in_process = kinds_in_process(w);     /* for the `started` events */
+	req->in_process = wq__worker_kinds_in_process(w);     /* for the `started` events */
 	req->limit = slots;
 	req->now = wq_now();
 	if (wq__policy_claim(w, req) != 0) /* issue 10: kinds' concurrency, starts per day */

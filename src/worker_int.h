@@ -290,6 +290,9 @@ void wq__worker_start_job(struct wq_worker *w, struct wq__claimed *c);
  * and keeps the rest (each payload taken over); next: starts kept ones while slots are
  * free; give_back: returns every kept one to pending (the drain), fenced on its attempt. */
 int wq__prefetch_room(struct wq_worker *w, int riding);
+/* Parallel to w->kinds: 1 for a kind registered in-process (computed once, kept in
+ * w->kind_in_process); NULL when out of memory. */
+const int *wq__worker_kinds_in_process(struct wq_worker *w);
 void wq__prefetch_take(struct wq_worker *w, struct wq__claimed *got, size_t n);
 void wq__prefetch_next(struct wq_worker *w);
 void wq__prefetch_give_back(struct wq_worker *w);

@@ -21,18 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when every kind this worker claims runs in-process. */
-static int all_in_process(const struct wq_worker *w)
+/* 1 when every kind this worker claims runs in-process (the claim's own table of
+ * them; out of memory: no prefetch). */
+static int all_in_process(struct wq_worker *w)
 {
-	for (size_t i = 0; i < w->nkinds; i++) {
-		size_t k = 0;
+	const int *ip = wq__worker_kinds_in_process(w);
 
-		while (k < w->ninproc && strcmp(w->kinds[i], w->inproc[k].kc.name) != 0)
-			k++;
-		if (k == w->ninproc)
+	if (!ip || w->nkinds == 0)
+		return 0;
+	for (size_t i = 0; i < w->nkinds; i++)
+		if (!ip[i])
 			return 0;
-	}
-	return w->nkinds > 0;
+	return 1;
 }
 
 /* Handler slots in use: jobs whose handler has not returned (or whose slot was not
