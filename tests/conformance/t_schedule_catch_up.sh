@@ -18,8 +18,10 @@ wq schedule add latest --every 1s a --catch-up latest --overlap allow >/dev/null
 wq schedule add all --every 1s b --catch-up all --overlap allow >/dev/null
 wq schedule add none --every 1s c --catch-up none --overlap allow >/dev/null
 
-# downtime: wait (bounded) until at least 5 slots of each have come due
-created=$(json_field "$(wq schedule show all --json)" 'd["created_at"]')
+# downtime: wait (bounded) until at least 5 slots of each have come due. The schedules
+# were added one after another (a slow build can cross a second between them) and their
+# slots follow their own creation times: wait on the newest of the three.
+created=$(for s in latest all none; do json_field "$(wq schedule show $s --json)" 'd["created_at"]'; done | sort | tail -n 1)
 five_due() {
 	python3 -c '
 import sys, datetime
