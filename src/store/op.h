@@ -373,13 +373,16 @@ wq_rc wq__enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
 int wq__enqueue_rows_fit(const struct wq__new_task *const *t, size_t n);
 /* Within the caller's write transaction: the n tasks (checked) in a few multi-row
  * statements, each item answered in item_rc / item_errs (may be NULL) / rows as a lone
- * enqueue would be (WQ_OK or WQ_ECONFLICT); *fresh_due: a new task is due now. Returns
+ * enqueue would be (WQ_OK or WQ_ECONFLICT); *made: WQ__ROWS_MADE_NEW when a task is new,
+ * WQ__ROWS_MADE_DUE too when one of them is due now (who is woken: the caller). Returns
  * WQ_OK, a failure of the whole (roll back), or WQ__ENQUEUE_ROWS_NO: roll back and run
  * the items one by one (a key was taken concurrently, a generated id met another's). */
 #define WQ__ENQUEUE_ROWS_NO ((wq_rc)-2)
+#define WQ__ROWS_MADE_NEW 1
+#define WQ__ROWS_MADE_DUE 2
 wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
 		       struct wq__enqueued_row *rows, wq_rc *item_rc, wq_error *item_errs,
-		       int *fresh_due, wq_error *err);
+		       int *made, wq_error *err);
 /* enqueue_many's body through wq__enqueue_rows in its own transaction; WQ__ENQUEUE_ROWS_NO
  * after rolling it back. */
 wq_rc wq__enqueue_many_rows(struct wq__store *s, const struct wq__new_task *const *t,

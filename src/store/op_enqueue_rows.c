@@ -396,7 +396,7 @@ static wq_rc item_new(struct wq__store *s, const struct wq__new_task *t, int64_t
 
 wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
 		       struct wq__enqueued_row *rows, wq_rc *item_rc, wq_error *item_errs,
-		       int *fresh_due, wq_error *err)
+		       int *made, wq_error *err)
 {
 	struct plan p = {0};
 	struct wq__rowbuf ops = {0};
@@ -404,7 +404,7 @@ wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t,
 	size_t i, k = 0, nops = 0, *fresh = NULL;
 	wq_rc rc;
 
-	*fresh_due = 0;
+	*made = 0;
 	wq__rows_on(s); /* events: one statement, before COMMIT (wq__end) */
 	if ((rc = plan_keys(t, n, &p, err)))
 		goto out;
@@ -428,8 +428,7 @@ wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t,
 		item_rc[i] = WQ_OK;
 		if (item_errs)
 			item_errs[i] = (wq_error){0, ""};
-		if (t[i]->due_at <= t[i]->now)
-			*fresh_due = 1;
+		*made |= WQ__ROWS_MADE_NEW | (t[i]->due_at <= t[i]->now ? WQ__ROWS_MADE_DUE : 0);
 	}
 	if (!rc && (ops.bad || s->ev_rows.bad))
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (a batch of %zu enqueues)", n);
@@ -451,19 +450,19 @@ wq_rc wq__enqueue_many_rows(struct wq__store *s, const struct wq__new_task *cons
 			    size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
 			    wq_error *item_errs, wq_error *err)
 {
-	int due = 0;
+	int made = 0;
 	wq_rc rc;
 
 	if ((rc = wq__begin(s, 1, err)))
 		return rc;
-	rc = wq__enqueue_rows(s, t, n, rows, item_rc, item_errs, &due, err);
+	rc = wq__enqueue_rows(s, t, n, rows, item_rc, item_errs, &made, err);
 	if (rc == WQ__ENQUEUE_ROWS_NO) {
 		wq_error ignored;
 
 		wq__end(s, WQ_EBUSY, &ignored); /* rolled back: nothing of it stays */
 		return rc;
 	}
-	if (!rc && due)
+	if (!rc && (made & WQ__ROWS_MADE_DUE))
 		rc = wq__notify(s, err);
 	return wq__end(s, rc, err);
 }
