@@ -35,6 +35,11 @@ WQ__SQL_TEXTS;
 #define ENQ_ROWS4 ENQ_ROW ", " ENQ_ROW ", " ENQ_ROW ", " ENQ_ROW
 #define ENQ_ROWS16 ENQ_ROWS4 ", " ENQ_ROWS4 ", " ENQ_ROWS4 ", " ENQ_ROWS4
 #define ENQ_ROWS32 ENQ_ROWS16 ", " ENQ_ROWS16
+/* SQL_ENQ_ACCEPTED_VALUES: 32 rows of 4 parameters */
+#define ENQ_EVENT "(?, ?, ?, 0, 'accepted', '', ?)"
+#define ENQ_EVENTS4 ENQ_EVENT ", " ENQ_EVENT ", " ENQ_EVENT ", " ENQ_EVENT
+#define ENQ_EVENTS16 ENQ_EVENTS4 ", " ENQ_EVENTS4 ", " ENQ_EVENTS4 ", " ENQ_EVENTS4
+#define ENQ_EVENTS32 ENQ_EVENTS16 ", " ENQ_EVENTS16
 
 static const char *sqlite_text(int id)
 {
@@ -136,6 +141,12 @@ static const char *sqlite_text(int id)
 		       "payload_size, payload_sha256, payload_version, priority, state, due_at, "
 		       "order_at, created_at, updated_at, max_attempts, keyed, fingerprint, "
 		       "notify) VALUES " ENQ_ROWS32;
+	case SQL_ENQ_EVENT_BASE:
+		return "SELECT max(coalesce((SELECT max(id) FROM events), 0), coalesce((SELECT "
+		       "id FROM id_floor WHERE tbl = 'events'), 0))";
+	case SQL_ENQ_ACCEPTED_VALUES:
+		return "INSERT INTO events (id, task_id, at, attempt, type, instance, detail) "
+		       "VALUES " ENQ_EVENTS32;
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -74,6 +74,8 @@ static int keyed_cmp(const void *pa, const void *pb)
 
 /* ---- the accepted detail ---- */
 
+#define ACCEPTED_MAX 1024 /* the plain text's room (kind and hashes bounded: ~400) */
+
 /* Text jansson writes as it is: printable ASCII without quote or backslash. */
 static int plain(const char *s, size_t max)
 {
@@ -370,24 +372,82 @@ static wq_rc item_seen(struct wq__store *s, const struct wq__new_task *const *t,
 	return WQ_OK;
 }
 
-/* Item i, new: its operation row (keyed), its answer, its `accepted` event (buffered:
- * s->rows_on); the task row is written by tasks_write. */
-static wq_rc item_new(struct wq__store *s, const struct wq__new_task *t, int64_t id,
-		      struct wq__rowbuf *ops, size_t *nops, struct wq__enqueued_row *row,
-		      wq_error *err)
+/* The `accepted` event of new task id, buffered (s->rows_on: written before COMMIT). */
+static wq_rc accepted_buffer(struct wq__store *s, const struct wq__new_task *t, int64_t id,
+			     wq_error *err)
 {
-	char buf[1024], *owned;
+	char buf[ACCEPTED_MAX], *owned;
 	const char *detail;
+
+	if (!(detail = accepted_text(t, buf, sizeof buf, &owned, err)))
+		return WQ_ENOMEM;
+	wq__rows_event(s, id, t->now, 0, "accepted", "", detail);
+	free(owned);
+	return WQ_OK;
+}
+
+/* SQLite, a batch of new tasks only: their `accepted` events, EVENTS_CHUNK rows per
+ * statement of bound parameters (SQL_ENQ_ACCEPTED_VALUES, EVENT_ARGS per row), ids above
+ * every id events ever had (SQL_ENQ_EVENT_BASE) in item order; the rest buffered, so
+ * written after these with higher ids (the order of a lone enqueue after another). */
+#define EVENT_ARGS 4
+#define EVENTS_CHUNK 32
+
+static wq_rc accepted_direct(struct wq__store *s, const struct wq__new_task *const *t,
+			     const struct id_row *ids, size_t k, wq_error *err)
+{
+	struct wq__arg a[EVENTS_CHUNK * EVENT_ARGS];
+	char(*buf)[ACCEPTED_MAX] = NULL, *owned[EVENTS_CHUNK] = {0};
+	int64_t base = 0;
+	size_t j = 0, r;
+	wq_rc rc = WQ_OK;
+
+	if (k >= EVENTS_CHUNK) {
+		if (!(buf = malloc(EVENTS_CHUNK * sizeof *buf)))
+			return wq__err(err, WQ_ENOMEM, "out of memory (events)");
+		rc = wq__select1(s, SQL_ENQ_EVENT_BASE, WQ__NOARGS, WQ__COLS(id_cols), &base,
+				 NULL, "read event ids", err);
+	}
+	for (; !rc && k - j >= EVENTS_CHUNK; j += EVENTS_CHUNK) {
+		for (r = 0; !rc && r < EVENTS_CHUNK; r++) {
+			const struct wq__new_task *it = t[j + r];
+			const char *d = accepted_text(it, buf[r], sizeof buf[r], &owned[r], err);
+
+			a[r * EVENT_ARGS] = WQ__AI(base + (int64_t)(j + r) + 1);
+			a[r * EVENT_ARGS + 1] = WQ__AI(ids[j + r].id);
+			a[r * EVENT_ARGS + 2] = WQ__AI(it->now);
+			a[r * EVENT_ARGS + 3] = WQ__AT(d);
+			rc = d ? WQ_OK : WQ_ENOMEM;
+		}
+		if (!rc)
+			rc = wq__run(s, SQL_ENQ_ACCEPTED_VALUES, a, EVENTS_CHUNK * EVENT_ARGS, NULL,
+				     "append events", err);
+		for (r = 0; r < EVENTS_CHUNK; r++) {
+			free(owned[r]);
+			owned[r] = NULL;
+		}
+	}
+	for (; !rc && j < k; j++)
+		rc = accepted_buffer(s, t[j], ids[j].id, err);
+	free(buf);
+	return rc;
+}
+
+/* Item i, new: its operation row (keyed), its answer, its `accepted` event unless the
+ * caller writes them all (direct); the task row is written by tasks_write. */
+static wq_rc item_new(struct wq__store *s, const struct wq__new_task *t, int64_t id,
+		      int direct, struct wq__rowbuf *ops, size_t *nops,
+		      struct wq__enqueued_row *row, wq_error *err)
+{
+	wq_rc rc;
 
 	if (t->key) {
 		wq__rb_row(ops, "sssssiii", wq__nz(t->tenant), wq__nz(t->scope), t->kind, t->key,
 			   t->fingerprint, (int64_t)t->payload_version, id, t->now);
 		++*nops;
 	}
-	if (!(detail = accepted_text(t, buf, sizeof buf, &owned, err)))
-		return WQ_ENOMEM;
-	wq__rows_event(s, id, t->now, 0, "accepted", "", detail);
-	free(owned);
+	if (!direct && (rc = accepted_buffer(s, t, id, err)))
+		return rc;
 	row->id = id;
 	row->state = WQ_STATE_PENDING;
 	wq__strlcpy(row->fingerprint, t->fingerprint, sizeof row->fingerprint);
@@ -402,6 +462,7 @@ wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t,
 	struct wq__rowbuf ops = {0};
 	struct id_row *ids = NULL;
 	size_t i, k = 0, nops = 0, *fresh = NULL;
+	int direct;
 	wq_rc rc;
 
 	*made = 0;
@@ -417,13 +478,15 @@ wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t,
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (a batch of %zu enqueues)", n);
 		goto out;
 	}
+	/* events of new tasks only: SQLite binds them (else one JSON statement for all) */
+	direct = p.nfresh == n && wq__sql_text(s->d, SQL_ENQ_ACCEPTED_VALUES) != NULL;
 	for (i = 0; i < n && !rc; i++) {
 		memset(&rows[i], 0, sizeof rows[i]);
 		if (!p.fresh[i]) {
 			rc = item_seen(s, t, i, &p, rows, item_rc, item_errs, err);
 			continue;
 		}
-		rc = item_new(s, t[i], ids[k].id, &ops, &nops, &rows[i], err);
+		rc = item_new(s, t[i], ids[k].id, direct, &ops, &nops, &rows[i], err);
 		fresh[k++] = i;
 		item_rc[i] = WQ_OK;
 		if (item_errs)
@@ -436,6 +499,8 @@ wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t,
 		rc = ops_write(s, &ops, nops, err);
 	if (!rc)
 		rc = tasks_write(s, t, fresh, ids, k, err);
+	if (!rc && direct) /* k == n: the new tasks are the items, in order */
+		rc = accepted_direct(s, t, ids, k, err);
 out:
 	free(fresh);
 	free(ids);
