@@ -210,3 +210,52 @@ static void enqueue_rows_group_answers_each(void **state)
 	assert_int_equal(rc[2], WQ_OK);
 	assert_int_equal(task_count(f), 2);
 }
+
+/* After prune removed the newest task, a batch's task and event ids still start above
+ * every id those tables ever had (id_floor, as a lone enqueue's D_NEXT_ID); in a batch
+ * long enough for SQLite's bound-parameter statements and their remainder. */
+#define ROWS_N 35
+static void enqueue_rows_ids_above_pruned(void **state)
+{
+	struct fx *f = *state;
+	struct wq__new_task t[ROWS_N];
+	const struct wq__new_task *p[ROWS_N];
+	struct wq__enqueued_row rows[ROWS_N];
+	struct wq__claimed c;
+	struct wq__outcome o;
+	wq_prune_counts pc;
+	int64_t a = 0, ev_a = 0, ev_min = INT64_MAX;
+	char ops[ROWS_N][32];
+	wq_event *ev;
+	wq_rc rc[ROWS_N];
+	wq_error e;
+
+	instance(f, "w-rows");
+	assert_int_equal(enqueue(f, NULL, NULL, &a, &e), WQ_OK);
+	events_of(f, a, "accepted", &ev_a);
+	assert_int_equal(claim(f, "w-rows", &c), 1);
+	o = succeeded(&c, "w-rows", f->now);
+	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
+	assert_int_equal(M->prune(f->s, f->now + 1, f->now + 1, &pc, &e), WQ_OK);
+	assert_int_equal(pc.tasks, 1);
+
+	for (int i = 0; i < ROWS_N; i++) {
+		snprintf(ops[i], sizeof ops[i], "op_pruned_%d", i);
+		batch_task(&t[i], NULL, ops[i], FP, f->now);
+		p[i] = &t[i];
+	}
+	assert_int_equal(M->enqueue_many(f->s, p, ROWS_N, rows, rc, NULL, &e), WQ_OK);
+	for (int i = 0; i < ROWS_N; i++) {
+		size_t n = rows_events(f, rows[i].id, &ev);
+
+		assert_int_equal(rc[i], WQ_OK);
+		assert_true(rows[i].id > a);
+		assert_true(i == 0 || rows[i].id > rows[i - 1].id);
+		assert_int_equal(n, 1);
+		if (ev[0].id < ev_min)
+			ev_min = ev[0].id;
+		free(ev);
+	}
+	assert_true(ev_min > ev_a);
+}
+#undef ROWS_N

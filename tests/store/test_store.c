@@ -1099,6 +1099,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(enqueue_rows_mixed_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_rows_same_rows_as_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_rows_group_answers_each, setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_rows_ids_above_pruned, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_threads_share_a_handle, setup, teardown),
 		/* the store's clock (issue 15) */
 		cmocka_unit_test_setup_teardown(prune_forgets_expired_leases_and_old_start_days,
