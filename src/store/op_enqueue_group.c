@@ -4,6 +4,9 @@
  * one handle while another commit is in flight and hands them here as one group.
  *
  * Invariant: every item is answered exactly as wq__op_enqueue would answer it alone.
+ * A group without limits or lock keys is written as a batch is (wave 5: op_enqueue_rows.c,
+ * a few multi-row statements, no savepoint); when that cannot finish (a key taken
+ * meanwhile, a statement failing) it is rolled back and the group goes the way below.
  * On PostgreSQL a new task is one statement (op_enqueue_one.c) inside the shared
  * transaction. Otherwise each item runs inside its own savepoint:
  *   - accepted or replayed: the savepoint is released, the rows stay;
@@ -96,6 +99,24 @@ static void lost_answers(struct wq__store *s, const struct wq__new_task *const *
 	s->lost_op_keyed = 0;
 }
 
+/* Commits the group's open transaction; when the commit fails, every written item is
+ * told so (a lost answer in its own words). */
+static wq_rc commit_answer(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
+			   wq_rc *item_rc, wq_error *item_errs, const int *written, wq_error *err)
+{
+	wq_rc rc;
+
+	/* a lone enqueue's wording for a lost answer, until lost_answers below */
+	s->lost_op = n ? (t[0]->key ? t[0]->key : t[0]->operation) : NULL;
+	s->lost_op_keyed = n && t[0]->key != NULL;
+	rc = wq__end(s, WQ_OK, err);
+	if (rc && s->commit_lost)
+		lost_answers(s, t, item_rc, item_errs, written, n);
+	else if (rc)
+		fail_written(item_rc, item_errs, written, n, rc, err);
+	return rc;
+}
+
 /* The group's transaction broke before its commit (nothing of it is written): each item
  * not answered yet runs alone, as wq_enqueue without a group would. */
 static void each_alone(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
@@ -151,13 +172,7 @@ static wq_rc group_rows(struct wq__store *s, const struct wq__new_task *const *t
 		/* a conflict keeps its event, as enqueue() commits it */
 		written[i] = item_rc[i] == WQ_OK || item_rc[i] == WQ_ECONFLICT;
 	}
-	s->lost_op = t[0]->key ? t[0]->key : t[0]->operation;
-	s->lost_op_keyed = t[0]->key != NULL;
-	rc = wq__end(s, WQ_OK, err);
-	if (rc && s->commit_lost)
-		lost_answers(s, t, item_rc, item_errs, written, n);
-	else if (rc)
-		fail_written(item_rc, item_errs, written, n, rc, err);
+	rc = commit_answer(s, t, n, item_rc, item_errs, written, err);
 out:
 	free(sub);
 	free(srows);
@@ -208,14 +223,7 @@ wq_rc wq__op_enqueue_group(struct wq__store *s, const struct wq__new_task *const
 		each_alone(s, t, n, rows, item_rc, item_errs, checked);
 		goto out;
 	}
-	/* a lone enqueue's wording for a lost answer, until lost_answers below */
-	s->lost_op = n ? (t[0]->key ? t[0]->key : t[0]->operation) : NULL;
-	s->lost_op_keyed = n && t[0]->key != NULL;
-	rc = wq__end(s, WQ_OK, err);
-	if (rc && s->commit_lost)
-		lost_answers(s, t, item_rc, item_errs, written, n);
-	else if (rc)
-		fail_written(item_rc, item_errs, written, n, rc, err);
+	rc = commit_answer(s, t, n, item_rc, item_errs, written, err);
 out:
 	free(written);
 	return rc;
