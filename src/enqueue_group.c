@@ -152,7 +152,7 @@ wq_rc wq__enqueue_shared(wq_db *db, const struct wq__new_task *t,
 	g->queued++;
 	if (++g->inside > g->peak)
 		g->peak = g->inside;
-	if (g->leader_waiting)
+	if (g->leader_waiting && g->queued >= g->peak) /* its wait is over: one wake-up */
 		pthread_cond_signal(&g->lead_cv);
 	while (!me.done) {
 		struct wq__enq_req *batch, *r;
