@@ -10,14 +10,27 @@
  * once pay about one fsync per group instead of one each, and a lone caller (W1, the
  * CLI) pays one mutex: a group of one runs the plain enqueue() method, exactly as before.
  *
+ * Gathering (wave 5): callers answered by one commit come back while the next group is
+ * already committing, so N threads split into two cohorts alternating, each paying a
+ * commit. A leader therefore first waits, bounded by the last group's duration, until as
+ * many requests are queued as callers were inside at once since the last group was
+ * taken (g->peak): the cohorts merge into one group per commit. A lone caller (peak 1)
+ * never waits; when a caller stops enqueueing, one leader waits out the bound once and
+ * the peak follows.
+ *
  * Invariants: no caller returns before the commit holding its item returned (durable or
  * failed); only the leader touches the store (g->busy is the handle's store lock for
  * enqueues); a request lives on its caller's stack until it is marked done.
  */
 #include "enqueue.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* A gathering leader waits at most this long, whatever the last group took. */
+#define GATHER_MAX_US 2000
 
 /* One caller's enqueue, waiting in the handle's queue (on the caller's stack). */
 struct wq__enq_req {
@@ -31,15 +44,52 @@ struct wq__enq_req {
 
 void wq__enq_group_init(struct wq__enq_group *g)
 {
+	pthread_condattr_t ca;
+
 	memset(g, 0, sizeof *g);
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the gathering bound */
+	pthread_cond_init(&g->lead_cv, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 void wq__enq_group_destroy(struct wq__enq_group *g)
 {
+	pthread_cond_destroy(&g->lead_cv);
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Under g->mu, g->busy taken: waits until g->peak requests are queued, at most the last
+ * group's duration (GATHER_MAX_US at most). Then the peak starts over from the callers
+ * inside now. */
+static void gather(struct wq__enq_group *g)
+{
+	int64_t wait_us = g->last_us < GATHER_MAX_US ? g->last_us : GATHER_MAX_US;
+	struct timespec until;
+	int64_t end;
+
+	if (g->queued < g->peak && wait_us > 0) {
+		end = mono_us() + wait_us;
+		until.tv_sec = (time_t)(end / 1000000);
+		until.tv_nsec = (long)(end % 1000000) * 1000;
+		g->leader_waiting = 1;
+		while (g->queued < g->peak)
+			if (pthread_cond_timedwait(&g->lead_cv, &g->mu, &until) == ETIMEDOUT)
+				break;
+		g->leader_waiting = 0;
+	}
+	g->peak = g->inside;
 }
 
 /* Runs the n requests of list `first` (n >= 2) as one group and answers each. */
@@ -99,24 +149,35 @@ wq_rc wq__enqueue_shared(wq_db *db, const struct wq__new_task *t,
 	else
 		g->head = &me;
 	g->tail = &me;
+	g->queued++;
+	if (++g->inside > g->peak)
+		g->peak = g->inside;
+	if (g->leader_waiting && g->queued >= g->peak) /* its wait is over: one wake-up */
+		pthread_cond_signal(&g->lead_cv);
 	while (!me.done) {
 		struct wq__enq_req *batch, *r;
+		int64_t t0;
 
 		if (g->busy) { /* a commit is in flight: ours goes with the next one */
 			pthread_cond_wait(&g->cv, &g->mu);
 			continue;
 		}
 		g->busy = 1;
+		gather(g);
 		batch = g->head;
 		g->head = g->tail = NULL;
+		g->queued = 0;
 		pthread_mutex_unlock(&g->mu);
+		t0 = mono_us();
 		lead(db, batch);
 		pthread_mutex_lock(&g->mu);
+		g->last_us = mono_us() - t0;
 		for (r = batch; r; r = r->next)
 			r->done = 1; /* after this, a follower may return and free its request */
 		g->busy = 0;
 		pthread_cond_broadcast(&g->cv);
 	}
+	g->inside--;
 	pthread_mutex_unlock(&g->mu);
 	if (me.rc == WQ_OK)
 		*row = me.row;

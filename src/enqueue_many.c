@@ -1,8 +1,9 @@
 /* enqueue_many.c — wq_enqueue_many (issue 11): many enqueues, one transaction.
  *
  * Every item is validated and prepared exactly as wq_enqueue does it (task.c) before the
- * store is touched, so an invalid item changes nothing; the store then runs each item's
- * enqueue in one transaction (op_task.c) and reports operation conflicts per item. */
+ * store is touched, so an invalid item changes nothing; the store then runs the items in
+ * one transaction (op_task.c; wave 5: a few multi-row statements, op_enqueue_rows.c) and
+ * reports operation conflicts per item. */
 #include "internal.h"
 #include "enqueue.h"
 

@@ -36,6 +36,14 @@ struct wq__enq_group {
 	pthread_cond_t cv; /* broadcast when a group is answered */
 	struct wq__enq_req *head, *tail;
 	int busy;
+	/* wave5 enq: gathering a group (enqueue_group.c). queued: requests in the queue;
+	 * inside: callers inside wq__enqueue_shared; peak: the most inside at once since
+	 * the last group was taken; last_us: how long the last group took; lead_cv: a
+	 * gathering leader waits on it (leader_waiting), signalled by each new request. */
+	size_t queued, inside, peak;
+	int64_t last_us;
+	pthread_cond_t lead_cv;
+	int leader_waiting;
 };
 
 struct wq_db {

@@ -112,6 +112,34 @@ static const char *postgres_text(int id)
 		       "CAST($8 AS integer), i.id, CAST($12 AS bigint) FROM i ON CONFLICT "
 		       "(tenant, scope, kind, key) DO NOTHING RETURNING task_id), "
 		       "t AS (" ENQ_ONE_TASK("id, ", " OVERRIDING SYSTEM VALUE SELECT o.task_id, ", " FROM o") "), " ENQ_ONE_REST;
+	/* wave5 enq: multi-row enqueues (op_enqueue_rows.c) */
+	case SQL_ENQ_KEYS_GET:
+		return "SELECT e.n - 1, o.fingerprint, o.task_id, t.state FROM "
+		       "json_array_elements(CAST($1 AS json)) WITH ORDINALITY AS e (v, n) JOIN "
+		       "operations o ON o.tenant = e.v->>0 AND o.scope = e.v->>1 AND o.kind = "
+		       "e.v->>2 AND o.key = e.v->>3 LEFT JOIN tasks t ON t.id = o.task_id AND "
+		       "t.keyed = 1 AND t.operation = o.key";
+	case SQL_ENQ_TASK_IDS:
+		return "SELECT nextval(pg_get_serial_sequence('tasks', 'id')) FROM "
+		       "generate_series(1, CAST($1 AS integer))";
+	case SQL_ENQ_OPS_INSERT:
+		return "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "
+		       "payload_version, task_id, created_at) SELECT e.v->>0, e.v->>1, e.v->>2, "
+		       "e.v->>3, e.v->>4, CAST(e.v->>5 AS integer), CAST(e.v->>6 AS bigint), "
+		       "CAST(e.v->>7 AS bigint) FROM json_array_elements(CAST($1 AS json)) AS e "
+		       "(v) ON CONFLICT (tenant, scope, kind, key) DO NOTHING";
+	case SQL_ENQ_TASKS_INSERT:
+		return "INSERT INTO tasks (id, kind, tenant, scope, operation, payload, "
+		       "payload_size, payload_sha256, payload_version, priority, state, due_at, "
+		       "order_at, created_at, updated_at, max_attempts, keyed, fingerprint, "
+		       "notify) OVERRIDING SYSTEM VALUE SELECT CAST(e.v->>0 AS bigint), e.v->>1, "
+		       "e.v->>2, e.v->>3, e.v->>4, e.v->>5, CAST(e.v->>6 AS bigint), e.v->>7, "
+		       "CAST(e.v->>8 AS integer), CAST(e.v->>9 AS integer), 'pending', "
+		       "CAST(e.v->>10 AS bigint), CAST(e.v->>11 AS bigint), CAST(e.v->>12 AS "
+		       "bigint), CAST(e.v->>12 AS bigint), CAST(e.v->>13 AS integer), "
+		       "CAST(e.v->>14 AS integer), e.v->>15, NULLIF(e.v->>16, '') FROM "
+		       "json_array_elements(CAST($1 AS json)) WITH ORDINALITY AS e (v, n) "
+		       "ORDER BY e.n";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -29,6 +29,27 @@
 
 WQ__SQL_TEXTS;
 
+/* wave5 enq: SQL_ENQ_TASKS_VALUES*, 32, 4, 1 rows of 18 parameters each; anonymous "?"
+ * are numbered in order of appearance (as SQLite numbers them). OR ROLLBACK: a failed
+ * row rolls the whole transaction back (the caller does so anyway, then goes item by
+ * item), so SQLite keeps no statement journal of every page a multi-row insert touches
+ * (a temporary file beyond 64 KiB; tasks has no foreign key, the other reason for one). */
+#define ENQ_TASKS_INSERT                                                                   \
+	"INSERT OR ROLLBACK INTO tasks (id, kind, tenant, scope, operation, payload, "       \
+	"payload_size, payload_sha256, payload_version, priority, state, due_at, order_at, " \
+	"created_at, updated_at, max_attempts, keyed, fingerprint, notify) VALUES "
+#define ENQ_EVENTS_INSERT                                                                  \
+	"INSERT INTO events (id, task_id, at, attempt, type, instance, detail) VALUES "
+#define ENQ_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
+#define ENQ_ROWS4 ENQ_ROW ", " ENQ_ROW ", " ENQ_ROW ", " ENQ_ROW
+#define ENQ_ROWS16 ENQ_ROWS4 ", " ENQ_ROWS4 ", " ENQ_ROWS4 ", " ENQ_ROWS4
+#define ENQ_ROWS32 ENQ_ROWS16 ", " ENQ_ROWS16
+/* SQL_ENQ_ACCEPTED_VALUES*: 32, 4, 1 rows of 4 parameters */
+#define ENQ_EVENT "(?, ?, ?, 0, 'accepted', '', ?)"
+#define ENQ_EVENTS4 ENQ_EVENT ", " ENQ_EVENT ", " ENQ_EVENT ", " ENQ_EVENT
+#define ENQ_EVENTS16 ENQ_EVENTS4 ", " ENQ_EVENTS4 ", " ENQ_EVENTS4 ", " ENQ_EVENTS4
+#define ENQ_EVENTS32 ENQ_EVENTS16 ", " ENQ_EVENTS16
+
 static const char *sqlite_text(int id)
 {
 	switch (id) {
@@ -65,12 +86,14 @@ static const char *sqlite_text(int id)
 	/* wave4 batch: multi-row writes (op_rows.c); the id base is read once, j.key
 	 * keeps the rows apart and in order */
 	case SQL_EVENTS_INSERT_MANY:
-		return "INSERT INTO events (id, task_id, at, attempt, type, instance, detail) "
+		/* wave5 enq: the rows MATERIALIZED first (see SQL_ENQ_OPS_INSERT) */
+		return "WITH j (key, value) AS MATERIALIZED (SELECT key, value FROM json_each("
+		       "$1)) INSERT INTO events (id, task_id, at, attempt, type, instance, detail) "
 		       "SELECT max(coalesce((SELECT max(id) FROM events), 0), coalesce((SELECT "
 		       "id FROM id_floor WHERE tbl = 'events'), 0)) + j.key + 1, json_extract("
 		       "j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, "
 		       "'$[2]'), json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'), "
-		       "json_extract(j.value, '$[5]') FROM json_each($1) j ORDER BY j.key";
+		       "json_extract(j.value, '$[5]') FROM j ORDER BY j.key";
 	case SQL_ATTEMPTS_INSERT_MANY:
 		return "INSERT INTO attempts (task_id, attempt, instance, started_at) SELECT "
 		       "json_extract(value, '$[0]'), json_extract(value, '$[1]'), $2, $3 FROM "
@@ -82,6 +105,44 @@ static const char *sqlite_text(int id)
 		       "json_extract(value, '$[3]') AS o, json_extract(value, '$[4]') AS r, "
 		       "json_extract(value, '$[5]') AS x FROM json_each($1)) AS r WHERE "
 		       "attempts.task_id = r.t AND attempts.attempt = r.a";
+	/* wave5 enq: multi-row enqueues (op_enqueue_rows.c). CROSS JOIN keeps the keys
+	 * outside, so each key is one lookup in the operations' unique index. */
+	case SQL_ENQ_KEYS_GET:
+		return "WITH r (k, v) AS MATERIALIZED (SELECT key, value FROM json_each($1)) "
+		       "SELECT r.k, o.fingerprint, o.task_id, t.state FROM r CROSS JOIN "
+		       "operations o ON o.tenant = json_extract(r.v, '$[0]') AND o.scope = "
+		       "json_extract(r.v, '$[1]') AND o.kind = json_extract(r.v, '$[2]') AND "
+		       "o.key = json_extract(r.v, '$[3]') LEFT JOIN tasks t ON t.id = o.task_id "
+		       "AND t.keyed = 1 AND t.operation = o.key";
+	case SQL_ENQ_TASK_IDS:
+		return "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE "
+		       "i < $1) SELECT b.base + n.i FROM n, (SELECT max(coalesce((SELECT max(id) "
+		       "FROM tasks), 0), coalesce((SELECT id FROM id_floor WHERE tbl = 'tasks'), "
+		       "0)) AS base) b ORDER BY n.i";
+	/* The rows as a MATERIALIZED table first: json_each renders a row's text anew
+	 * each time `value` is named, once per column otherwise (3x the cost). */
+	case SQL_ENQ_OPS_INSERT:
+		return "WITH r (v) AS MATERIALIZED (SELECT value FROM json_each($1)) INSERT INTO "
+		       "operations (tenant, scope, kind, key, fingerprint, payload_version, "
+		       "task_id, created_at) SELECT json_extract(v, '$[0]'), json_extract(v, "
+		       "'$[1]'), json_extract(v, '$[2]'), json_extract(v, '$[3]'), json_extract(v, "
+		       "'$[4]'), json_extract(v, '$[5]'), json_extract(v, '$[6]'), json_extract(v, "
+		       "'$[7]') FROM r WHERE true ON CONFLICT (tenant, scope, kind, key) DO NOTHING";
+	case SQL_ENQ_TASKS_VALUES:
+		return ENQ_TASKS_INSERT ENQ_ROWS32;
+	case SQL_ENQ_TASKS_VALUES4:
+		return ENQ_TASKS_INSERT ENQ_ROWS4;
+	case SQL_ENQ_TASKS_VALUES1:
+		return ENQ_TASKS_INSERT ENQ_ROW;
+	case SQL_ENQ_EVENT_BASE:
+		return "SELECT max(coalesce((SELECT max(id) FROM events), 0), coalesce((SELECT "
+		       "id FROM id_floor WHERE tbl = 'events'), 0))";
+	case SQL_ENQ_ACCEPTED_VALUES:
+		return ENQ_EVENTS_INSERT ENQ_EVENTS32;
+	case SQL_ENQ_ACCEPTED_VALUES4:
+		return ENQ_EVENTS_INSERT ENQ_EVENTS4;
+	case SQL_ENQ_ACCEPTED_VALUES1:
+		return ENQ_EVENTS_INSERT ENQ_EVENT;
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

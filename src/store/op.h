@@ -362,6 +362,33 @@ const struct wq__task_facts *wq__rows_fact(const struct wq__store *s, int64_t id
  * writes or judges a lease's expiry (D_NOW_US; WQ_ESTORE when it gives nothing). */
 wq_rc wq__store_clock(struct wq__store *s, int64_t *now, wq_error *err);
 
+/* ---- wave5 enq: multi-row enqueues (op_enqueue_rows.c) ---- */
+/* op_task.c: t's identity is taken (the stored fingerprint, its task and that task's
+ * state, 0 when pruned): a replay (*row) or WQ_ECONFLICT (s->keep set), each with its
+ * event on the task when the task exists; exactly what a lone enqueue decides. */
+wq_rc wq__enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
+			   const char *stored, int64_t task_id, wq_state state,
+			   struct wq__enqueued_row *row, wq_error *err);
+/* Whether the n tasks may go the multi-row way: none has a limit or a turn lock key. */
+int wq__enqueue_rows_fit(const struct wq__new_task *const *t, size_t n);
+/* Within the caller's write transaction: the n tasks (checked) in a few multi-row
+ * statements, each item answered in item_rc / item_errs (may be NULL) / rows as a lone
+ * enqueue would be (WQ_OK or WQ_ECONFLICT); *made: WQ__ROWS_MADE_NEW when a task is new,
+ * WQ__ROWS_MADE_DUE too when one of them is due now (who is woken: the caller). Returns
+ * WQ_OK, a failure of the whole (roll back), or WQ__ENQUEUE_ROWS_NO: roll back and run
+ * the items one by one (a key was taken concurrently, a generated id met another's). */
+#define WQ__ENQUEUE_ROWS_NO ((wq_rc)-2)
+#define WQ__ROWS_MADE_NEW 1
+#define WQ__ROWS_MADE_DUE 2
+wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
+		       struct wq__enqueued_row *rows, wq_rc *item_rc, wq_error *item_errs,
+		       int *made, wq_error *err);
+/* enqueue_many's body through wq__enqueue_rows in its own transaction; WQ__ENQUEUE_ROWS_NO
+ * after rolling it back. */
+wq_rc wq__enqueue_many_rows(struct wq__store *s, const struct wq__new_task *const *t,
+			    size_t n, struct wq__enqueued_row *rows, wq_rc *item_rc,
+			    wq_error *item_errs, wq_error *err);
+
 #define WQ__OP_DECLARE(name)                                                               \
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)

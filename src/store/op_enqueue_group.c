@@ -4,6 +4,9 @@
  * one handle while another commit is in flight and hands them here as one group.
  *
  * Invariant: every item is answered exactly as wq__op_enqueue would answer it alone.
+ * A group without limits or lock keys is written as a batch is (wave 5: op_enqueue_rows.c,
+ * a few multi-row statements, no savepoint); when that cannot finish (a key taken
+ * meanwhile, a statement failing) it is rolled back and the group goes the way below.
  * On PostgreSQL a new task is one statement (op_enqueue_one.c) inside the shared
  * transaction. Otherwise each item runs inside its own savepoint:
  *   - accepted or replayed: the savepoint is released, the rows stay;
@@ -96,6 +99,24 @@ static void lost_answers(struct wq__store *s, const struct wq__new_task *const *
 	s->lost_op_keyed = 0;
 }
 
+/* Commits the group's open transaction; when the commit fails, every written item is
+ * told so (a lost answer in its own words). */
+static wq_rc commit_answer(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
+			   wq_rc *item_rc, wq_error *item_errs, const int *written, wq_error *err)
+{
+	wq_rc rc;
+
+	/* a lone enqueue's wording for a lost answer, until lost_answers below */
+	s->lost_op = n ? (t[0]->key ? t[0]->key : t[0]->operation) : NULL;
+	s->lost_op_keyed = n && t[0]->key != NULL;
+	rc = wq__end(s, WQ_OK, err);
+	if (rc && s->commit_lost)
+		lost_answers(s, t, item_rc, item_errs, written, n);
+	else if (rc)
+		fail_written(item_rc, item_errs, written, n, rc, err);
+	return rc;
+}
+
 /* The group's transaction broke before its commit (nothing of it is written): each item
  * not answered yet runs alone, as wq_enqueue without a group would. */
 static void each_alone(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
@@ -109,6 +130,55 @@ static void each_alone(struct wq__store *s, const struct wq__new_task *const *t,
 		item_errs[i] = (wq_error){0, ""};
 		item_rc[i] = wq__op_enqueue(s, t[i], &rows[i], &item_errs[i]);
 	}
+}
+
+/* wave5 enq: the checked items in a few multi-row statements (op_enqueue_rows.c), one
+ * transaction, no savepoint; the answers scattered back to their slots. Anything short
+ * of the commit going wrong (a key taken meanwhile, a statement failing) rolls back and
+ * answers WQ__ENQUEUE_ROWS_NO: the savepoint path below runs the group again. */
+static wq_rc group_rows(struct wq__store *s, const struct wq__new_task *const *t, size_t n,
+			struct wq__enqueued_row *rows, wq_rc *item_rc, wq_error *item_errs,
+			const int *checked, int *written, wq_error *err)
+{
+	const struct wq__new_task **sub = calloc(n, sizeof *sub);
+	struct wq__enqueued_row *srows = calloc(n, sizeof *srows);
+	wq_rc *src = calloc(n, sizeof *src), rc;
+	wq_error *serr = calloc(n, sizeof *serr), ignored;
+	size_t i, m = 0;
+	int made = 0;
+
+	rc = sub && srows && src && serr ? WQ_OK : WQ__ENQUEUE_ROWS_NO;
+	for (i = 0; !rc && i < n; i++)
+		if (checked[i])
+			sub[m++] = t[i];
+	if (!rc && (m == 0 || wq__begin(s, 1, err)))
+		rc = WQ__ENQUEUE_ROWS_NO;
+	if (rc)
+		goto out;
+	rc = wq__enqueue_rows(s, sub, m, srows, src, serr, &made, err);
+	if (!rc && (made & WQ__ROWS_MADE_NEW)) /* as each new task's enqueue_body does */
+		rc = wq__notify(s, err);
+	if (rc) {
+		wq__end(s, WQ_EBUSY, &ignored); /* rolled back: nothing of it stays */
+		rc = WQ__ENQUEUE_ROWS_NO;
+		goto out;
+	}
+	for (i = 0, m = 0; i < n; i++) {
+		if (!checked[i])
+			continue;
+		rows[i] = srows[m];
+		item_rc[i] = src[m];
+		item_errs[i] = serr[m++];
+		/* a conflict keeps its event, as enqueue() commits it */
+		written[i] = item_rc[i] == WQ_OK || item_rc[i] == WQ_ECONFLICT;
+	}
+	rc = commit_answer(s, t, n, item_rc, item_errs, written, err);
+out:
+	free(sub);
+	free(srows);
+	free(src);
+	free(serr);
+	return rc;
 }
 
 wq_rc wq__op_enqueue_group(struct wq__store *s, const struct wq__new_task *const *t,
@@ -134,6 +204,10 @@ wq_rc wq__op_enqueue_group(struct wq__store *s, const struct wq__new_task *const
 		item_rc[i] = wq__enqueue_store_check(t[i], &item_errs[i]);
 		checked[i] = item_rc[i] == WQ_OK;
 	}
+	if (wq__enqueue_rows_fit(t, n) &&
+	    (rc = group_rows(s, t, n, rows, item_rc, item_errs, checked, written, err)) !=
+		    WQ__ENQUEUE_ROWS_NO)
+		goto out;
 	if ((rc = wq__begin(s, 1, err))) {
 		each_alone(s, t, n, rows, item_rc, item_errs, checked);
 		goto out;
@@ -149,14 +223,7 @@ wq_rc wq__op_enqueue_group(struct wq__store *s, const struct wq__new_task *const
 		each_alone(s, t, n, rows, item_rc, item_errs, checked);
 		goto out;
 	}
-	/* a lone enqueue's wording for a lost answer, until lost_answers below */
-	s->lost_op = n ? (t[0]->key ? t[0]->key : t[0]->operation) : NULL;
-	s->lost_op_keyed = n && t[0]->key != NULL;
-	rc = wq__end(s, WQ_OK, err);
-	if (rc && s->commit_lost)
-		lost_answers(s, t, item_rc, item_errs, written, n);
-	else if (rc)
-		fail_written(item_rc, item_errs, written, n, rc, err);
+	rc = commit_answer(s, t, n, item_rc, item_errs, written, err);
 out:
 	free(written);
 	return rc;

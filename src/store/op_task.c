@@ -127,6 +127,24 @@ static wq_rc enqueue_existing(struct wq__store *s, struct enq *q, wq_error *err)
 	return WQ_OK;
 }
 
+/* wave5 enq: the same decision for a batch's item (op_enqueue_rows.c). */
+wq_rc wq__enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
+			   const char *stored, int64_t task_id, wq_state state,
+			   struct wq__enqueued_row *row, wq_error *err)
+{
+	struct enq q;
+	wq_rc rc;
+
+	memset(&q, 0, sizeof(q));
+	q.t = t;
+	wq__strlcpy(q.stored, stored, sizeof(q.stored));
+	q.task_id = task_id;
+	q.state = state;
+	if ((rc = enqueue_existing(s, &q, err)) == WQ_OK)
+		*row = q.row;
+	return rc;
+}
+
 json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err)
 {
 	return wq__detailf(err, "sitisiisb", "kind", t->kind, WQ_KIND_MAX, "priority",
@@ -747,6 +765,12 @@ wq_rc wq__op_enqueue_many(struct wq__store *s, const struct wq__new_task *const 
 		if ((rc = wq__enqueue_store_check(t[i], &e)) != WQ_OK)
 			return wq__err(err, rc, "item %zu: %s", i, e.message);
 	}
+	/* wave5 enq: a few multi-row statements (op_enqueue_rows.c) unless an item needs a
+	 * count or a lock key, or a key was taken meanwhile: then item by item below */
+	if (wq__enqueue_rows_fit(t, n) &&
+	    (rc = wq__enqueue_many_rows(s, t, n, rows, item_rc, item_errs, err)) !=
+		    WQ__ENQUEUE_ROWS_NO)
+		return rc;
 	if ((rc = wq__begin(s, 1, err)))
 		return rc;
 	for (i = 0; i < n && !rc; i++) {

@@ -546,7 +546,31 @@
 	 * day numbers, op_limit.c) */                                                     \
 	X(SQL_PRUNE_LOCKS, "DELETE FROM locks WHERE task_id = 0 AND expires_at <> 0 AND "   \
 	  "expires_at <= $1")                                                               \
-	X(SQL_PRUNE_STARTS, "DELETE FROM start_counts WHERE day < $1")
+	X(SQL_PRUNE_STARTS, "DELETE FROM start_counts WHERE day < $1")                    \
+	/* wave5 enq: multi-row enqueues (op_enqueue_rows.c); $1 one JSON array of rows.   \
+	 * The stored operations of the keys [tenant, scope, kind, key]: (index in $1,     \
+	 * fingerprint, task_id, the task's state or NULL when pruned) */                   \
+	X(SQL_ENQ_KEYS_GET, NULL)                                                           \
+	/* $1 new task ids (SQLite: above every id tasks ever had, as D_NEXT_ID) */         \
+	X(SQL_ENQ_TASK_IDS, NULL)                                                           \
+	/* rows [tenant, scope, kind, key, fingerprint, payload_version, task_id, now] */   \
+	X(SQL_ENQ_OPS_INSERT, NULL)                                                         \
+	/* rows [id, kind, tenant, scope, operation, payload, payload_size, payload_sha256, \
+	 * payload_version, priority, due_at, order_at, now, max_attempts, keyed,           \
+	 * fingerprint, notify or ""], in array order (PostgreSQL; SQLite binds them) */    \
+	X(SQL_ENQ_TASKS_INSERT, NULL)                                                       \
+	/* SQLite only: 32, 4, 1 task rows as bound parameters, 18 per row: the columns of  \
+	 * a row of SQL_ENQ_TASKS_INSERT, `now` twice (created_at, updated_at), notify or   \
+	 * NULL */                                                                          \
+	X(SQL_ENQ_TASKS_VALUES, NULL)                                                       \
+	X(SQL_ENQ_TASKS_VALUES4, NULL)                                                      \
+	X(SQL_ENQ_TASKS_VALUES1, NULL)                                                      \
+	/* SQLite only: the id above every id events ever had (as D_NEXT_ID, minus one),   \
+	 * and 32, 4, 1 `accepted` events as bound parameters [id, task_id, at, detail] */  \
+	X(SQL_ENQ_EVENT_BASE, NULL)                                                         \
+	X(SQL_ENQ_ACCEPTED_VALUES, NULL)                                                    \
+	X(SQL_ENQ_ACCEPTED_VALUES4, NULL)                                                   \
+	X(SQL_ENQ_ACCEPTED_VALUES1, NULL)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

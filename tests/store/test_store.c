@@ -1035,6 +1035,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_batch_cases.h" /* batch enqueue (issue 11) */
 #include "store_wakeup_cases.h" /* wake-ups (issues 11, 12) */
 #include "store_enqueue_group_cases.h" /* group commit of enqueues (wave 4) */
+#include "store_enqueue_rows_cases.h" /* multi-row enqueues (wave 5) */
 #include "store_clock_cases.h" /* the store's clock (issue 15) */
 
 int main(int argc, char **argv)
@@ -1095,6 +1096,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(wake_next_and_wake_file, setup, teardown),
 		/* group commit of enqueues (wave 4) */
 		cmocka_unit_test_setup_teardown(enqueue_group_items_answer_each, setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_rows_mixed_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_rows_same_rows_as_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_rows_group_answers_each, setup, teardown),
+		cmocka_unit_test_setup_teardown(enqueue_rows_ids_above_pruned, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_threads_share_a_handle, setup, teardown),
 		/* the store's clock (issue 15) */
 		cmocka_unit_test_setup_teardown(prune_forgets_expired_leases_and_old_start_days,
