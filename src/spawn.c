@@ -63,8 +63,13 @@ struct wq__spawn {
 	int pgid;
 	size_t out_cap;
 	struct wq__spawn_result res;
-	char rbuf[WQ__SPAWN_CHUNK];
 };
+
+/* The read buffer of every spawn on this thread's loop: libuv calls a stream's read_cb
+ * right after its alloc_cb, on the loop's thread, and read_cb copies what it keeps
+ * (keep_out, keep_err) before any other read can start, so one buffer per thread
+ * serves all pipes (no 64 KiB allocated and zeroed per spawn). */
+static _Thread_local char rbuf[WQ__SPAWN_CHUNK];
 
 /*
  * The one place this file sends a signal. `id` is a pid (group = 0) or a process-group id
@@ -159,10 +164,9 @@ static void close_out(struct wq__spawn *sp, uv_pipe_t *p)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-	struct wq__spawn *sp = h->data;
-
-	/* One buffer serves both pipes: libuv calls read_cb before the next alloc_cb. */
-	*buf = uv_buf_init(sp->rbuf, sizeof(sp->rbuf));
+	(void)h;
+	(void)suggested;
+	*buf = uv_buf_init(rbuf, sizeof(rbuf));
 }
 
 static void keep_out(struct wq__spawn *sp, const char *data, size_t n)
