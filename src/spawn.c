@@ -321,7 +321,8 @@ static void on_exit_cb(uv_poll_t *p, int status, int events)
 		sp->res.term_signal = si.si_status;
 		sp->res.exit_status = -1;
 	}
-	uv_poll_stop(p);
+	/* uv_close stops the poll itself (one epoll_ctl; a uv_poll_stop first would make
+	 * two, the second failing) and no callback of a closing handle runs. */
 	close_handle(sp, (uv_handle_t *)&sp->proc);
 	/* The handler is gone; nothing will read what is left of its stdin (a pending
 	 * write completes with UV_ECANCELED when the pipe closes). */
