@@ -143,7 +143,7 @@ int bench_w2(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
 int bench_w2c(const struct bench_opts *o, bench_emit_fn emit, void *ctx)
 {
 	struct bench_result r = {.workload = "W2c", .handler = o->handler, .n = o->n,
-				 .concurrency = o->concurrency};
+				 .concurrency = o->concurrency, .prefetch = o->prefetch};
 	char kind[256];
 
 	snprintf(kind, sizeof kind, "[kind.bench-w2c]\ncommand = %s\n", o->handler);

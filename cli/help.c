@@ -197,7 +197,7 @@ static const struct help helps[] = {
 			   "finished rows; a comma list runs several"},
 	  {"--tasks N", "tasks per result (W3: samples; default 2000)"},
 	  {"--concurrency C", "W1c: enqueuers; W2, W2c, W5: the worker's (default 8)"},
-	  {"--prefetch N", "W2, W5: the worker's prefetch: tasks claimed beyond its\n"
+	  {"--prefetch N", "W2, W2c, W5: the worker's prefetch: tasks claimed beyond its\n"
 			   "free slots (default 0)"},
 	  {"--processes", "W1c: enqueuers are processes, not threads"},
 	  {"--batch B", "items per wq_enqueue_many (W1b and the untimed fills; 1000)"},

@@ -7,8 +7,12 @@
  * here decides about them; it only carries them.
  *
  * The file: created empty by the worker for each attempt (mkostemp: mode 0600, O_EXCL,
- * close-on-exec), read once the handler ended with a success, and removed whatever the
- * outcome — when the job ends (followup_release), so a kept outcome keeps its text.
+ * close-on-exec) in $TMPDIR, else in /dev/shm when that is a tmpfs, else in /tmp; read
+ * once the handler ended with a success, and removed whatever the outcome as soon as
+ * the handler ended (the text read is kept until the job ends, followup_release).
+ * Why /dev/shm before /tmp (issue 11, wave 5): one file is created and removed per
+ * command attempt, and on a disk filesystem that is an inode allocated and freed each
+ * time (~35 µs of the worker's thread per task on ext4, ~14 µs on tmpfs, measured).
  */
 #include "followup.h"
 #include "job.h"
@@ -21,8 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
 
 #define FU_FILE_MAX (8u << 20) /* bytes of a follow-ups file the worker reads */
 
@@ -41,14 +51,29 @@ static void limits_of(const struct wq_worker *w, struct wq__job *j)
 			 l->tenant);
 }
 
+static const char *default_dir = "/tmp";
+
+/* Once per process: /dev/shm when it is a tmpfs directory we may create files in. */
+static void choose_default_dir(void)
+{
+	struct statfs fs;
+
+	if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+	    access("/dev/shm", W_OK | X_OK) == 0)
+		default_dir = "/dev/shm";
+}
+
 int wq__followup_prepare(struct wq__job *j, char *env, size_t envsz)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
 	int fd;
 
-	if (!dir || !*dir || strlen(dir) > 3000)
-		dir = "/tmp";
+	if (!dir || !*dir || strlen(dir) > 3000) {
+		pthread_once(&once, choose_default_dir);
+		dir = default_dir;
+	}
 	snprintf(path, sizeof(path), "%s/wakeq-followups-%" PRId64 ".%d-XXXXXX", dir, j->t.id,
 		 j->t.attempt);
 	fd = mkostemp(path, O_CLOEXEC);
@@ -76,7 +101,13 @@ static void read_file(struct wq__job *j)
 	struct stat st;
 	size_t got = 0;
 	ssize_t r;
-	int fd = open(j->fu_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd;
+
+	/* The common case, still the empty regular file we made: nothing to open. Anything
+	 * else (a symbolic link, a replaced file) goes the way below. */
+	if (lstat(j->fu_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		return;
+	fd = open(j->fu_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		snprintf(j->fu_error, sizeof(j->fu_error), "the follow-ups file could not be "
@@ -123,6 +154,8 @@ void wq__followup_collect(struct wq_worker *w, struct wq__job *j, struct wq__out
 	if (o->kind == WQ__FINISH_SUCCEEDED)
 		read_file(j);
 	unlink(j->fu_path);
+	free(j->fu_path); /* removed: nothing left for followup_release to remove */
+	j->fu_path = NULL;
 	attach(w, j, o);
 }
 
@@ -139,7 +172,7 @@ void wq__followup_collect_inproc(struct wq_worker *w, struct wq__job *j, struct 
 void wq__followup_release(struct wq__job *j)
 {
 	if (j->fu_path) {
-		unlink(j->fu_path); /* ENOENT once collected */
+		unlink(j->fu_path); /* not collected (the handler never ended) */
 		free(j->fu_path);
 	}
 	free(j->fu_text);

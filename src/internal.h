@@ -238,7 +238,7 @@ struct wq_config {
 	size_t nsources;
 	int log_json;              /* [worker] log_format = json (issue 14); 0: text */
 	/* wave4 batch: tasks claimed beyond the free slots, waiting in memory for one
-	 * (worker_prefetch.c); in-process kinds only; default 0 (none) */
+	 * (worker_prefetch.c); at most `concurrency` with a command kind; default 0 */
 	int prefetch;
 };
 

@@ -1,10 +1,13 @@
 /*
  * spawn.c — one command handler as a child process (see spawn.h).
  *
- * Five libuv handles belong to a spawn: a poll on the child's pidfd, three pipes and one
- * timer. The timer is reused for each wait in turn (runtime limit → kill grace; after
- * exit: EOF grace). The spawn is finished only when the child has exited and was reaped,
- * both output pipes reached EOF (or were cut) and stdin is closed; then every handle is
+ * Four or five libuv handles belong to a spawn: a poll on the child's pidfd, the stdout
+ * and stderr pipes, one timer, and a stdin pipe only for an input larger than PIPE_BUF
+ * (a smaller one is written whole into the empty pipe before the child exists, and the
+ * write end closed: no handle, no event-loop registration; see write_small_input). The
+ * timer is reused for each wait in turn (runtime limit → kill grace; after exit: EOF
+ * grace). The spawn is finished only when the child has exited and was reaped, both
+ * output pipes reached EOF (or were cut) and stdin is closed; then every handle is
  * closed and on_done runs from the last close callback, so no libuv callback can reach
  * freed memory.
  *
@@ -24,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,6 +49,7 @@ struct wq__spawn {
 	uv_poll_t proc;  /* readable when the child has exited (its pidfd) */
 	int pidfd;       /* owned; closed after every handle is closed; -1 when none */
 	uv_pipe_t in, out, err;
+	int in_handle;   /* `in` was initialised (an input larger than PIPE_BUF) */
 	uv_timer_t timer;
 	uv_write_t wreq;
 	int open_handles;
@@ -58,8 +63,13 @@ struct wq__spawn {
 	int pgid;
 	size_t out_cap;
 	struct wq__spawn_result res;
-	char rbuf[WQ__SPAWN_CHUNK];
 };
+
+/* The read buffer of every spawn on this thread's loop: libuv calls a stream's read_cb
+ * right after its alloc_cb, on the loop's thread, and read_cb copies what it keeps
+ * (keep_out, keep_err) before any other read can start, so one buffer per thread
+ * serves all pipes (no 64 KiB allocated and zeroed per spawn). */
+static _Thread_local char rbuf[WQ__SPAWN_CHUNK];
 
 /*
  * The one place this file sends a signal. `id` is a pid (group = 0) or a process-group id
@@ -137,7 +147,8 @@ static void close_in(struct wq__spawn *sp)
 	if (sp->in_closed)
 		return;
 	sp->in_closed = 1;
-	close_handle(sp, (uv_handle_t *)&sp->in);
+	if (sp->in_handle)
+		close_handle(sp, (uv_handle_t *)&sp->in);
 }
 
 static void close_out(struct wq__spawn *sp, uv_pipe_t *p)
@@ -153,10 +164,9 @@ static void close_out(struct wq__spawn *sp, uv_pipe_t *p)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-	struct wq__spawn *sp = h->data;
-
-	/* One buffer serves both pipes: libuv calls read_cb before the next alloc_cb. */
-	*buf = uv_buf_init(sp->rbuf, sizeof(sp->rbuf));
+	(void)h;
+	(void)suggested;
+	*buf = uv_buf_init(rbuf, sizeof(rbuf));
 }
 
 static void keep_out(struct wq__spawn *sp, const char *data, size_t n)
@@ -311,7 +321,8 @@ static void on_exit_cb(uv_poll_t *p, int status, int events)
 		sp->res.term_signal = si.si_status;
 		sp->res.exit_status = -1;
 	}
-	uv_poll_stop(p);
+	/* uv_close stops the poll itself (one epoll_ctl; a uv_poll_stop first would make
+	 * two, the second failing) and no callback of a closing handle runs. */
 	close_handle(sp, (uv_handle_t *)&sp->proc);
 	/* The handler is gone; nothing will read what is left of its stdin (a pending
 	 * write completes with UV_ECANCELED when the pipe closes). */
@@ -659,6 +670,34 @@ fail:
 	return -1;
 }
 
+/*
+ * An input of at most PIPE_BUF bytes goes into the new (empty) stdin pipe at once and the
+ * write end is closed, before the child exists: a write of at most PIPE_BUF bytes to an
+ * empty pipe neither blocks nor comes back short (the kernel gives every pipe at least
+ * one page, PIPE_BUF, even to a user over pipe-user-pages-soft), and the reader is ours
+ * (p[0] still open), so no EPIPE. The handler then reads the input and EOF exactly as
+ * from a write through the loop, and the loop needs no handle for its stdin. Returns 1
+ * when written and closed (*wfd = -1), 0 when the input is larger or the write failed
+ * (the loop writes it, as before; nothing was written).
+ */
+static int write_small_input(int *wfd, const char *input, size_t len)
+{
+	ssize_t r = 0;
+
+	if (len > PIPE_BUF)
+		return 0;
+	if (len > 0) {
+		do
+			r = write(*wfd, input, len);
+		while (r < 0 && errno == EINTR);
+		if (r != (ssize_t)len)
+			return 0; /* cannot happen (see above); a partial write cannot either */
+	}
+	close(*wfd);
+	*wfd = -1;
+	return 1;
+}
+
 /* Starts the child; its pid, and its pidfd in *pidfd. -1 with errno: nothing runs (an
  * exec failure is reaped here). */
 static pid_t start_child(struct child_args *a, int *pidfd)
@@ -738,6 +777,7 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 		free(sp);
 		return rc;
 	}
+	sp->in_handle = !write_small_input(&p[0][1], o->input, o->input_len);
 	a.fd[0] = p[0][0];
 	a.fd[1] = p[1][1];
 	a.fd[2] = p[2][1];
@@ -750,7 +790,8 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	close(p[1][1]);
 	close(p[2][1]);
 	if (rc != WQ_OK) {
-		close(p[0][1]);
+		if (p[0][1] >= 0)
+			close(p[0][1]);
 		close(p[1][0]);
 		close(p[2][0]);
 		free(sp);
@@ -771,12 +812,14 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	sp->pid = pid;
 	sp->pgid = pid; /* setsid() in the child */
 
-	uv_pipe_init(o->loop, &sp->in, 0);
+	if (sp->in_handle)
+		uv_pipe_init(o->loop, &sp->in, 0);
 	uv_pipe_init(o->loop, &sp->out, 0);
 	uv_pipe_init(o->loop, &sp->err, 0);
 	uv_timer_init(o->loop, &sp->timer);
-	sp->open_handles = 4;
-	if (uv_pipe_open(&sp->in, p[0][1]) != 0 || uv_pipe_open(&sp->out, p[1][0]) != 0 ||
+	sp->open_handles = 3 + sp->in_handle;
+	if ((sp->in_handle && uv_pipe_open(&sp->in, p[0][1]) != 0) ||
+	    uv_pipe_open(&sp->out, p[1][0]) != 0 ||
 	    uv_pipe_open(&sp->err, p[2][0]) != 0 ||
 	    uv_poll_init(o->loop, &sp->proc, sp->pidfd) != 0) {
 		/* The loop cannot watch it (no memory for its tables): the child must not run
@@ -786,7 +829,7 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 		while (waitid((idtype_t)P_PIDFD, (id_t)sp->pidfd, &(siginfo_t){0}, WEXITED) != 0 &&
 		       errno == EINTR)
 			;
-		for (int i = 0; i < 3; i++) {
+		for (int i = sp->in_handle ? 0 : 1; i < 3; i++) {
 			uv_pipe_t *h = i == 0 ? &sp->in : i == 1 ? &sp->out : &sp->err;
 			uv_os_fd_t fd;
 
@@ -795,7 +838,8 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 		}
 		sp->started = 0;
 		sp->in_closed = sp->out_closed = sp->err_closed = 1;
-		close_handle(sp, (uv_handle_t *)&sp->in);
+		if (sp->in_handle)
+			close_handle(sp, (uv_handle_t *)&sp->in);
 		close_handle(sp, (uv_handle_t *)&sp->out);
 		close_handle(sp, (uv_handle_t *)&sp->err);
 		check_done(sp); /* closes the timer; frees sp (and the pidfd) at the last close */
@@ -807,7 +851,9 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 
 	uv_read_start((uv_stream_t *)&sp->out, on_alloc, on_read);
 	uv_read_start((uv_stream_t *)&sp->err, on_alloc, on_read);
-	if (o->input_len > 0) {
+	if (!sp->in_handle) {
+		sp->in_closed = 1; /* written and closed before the clone */
+	} else if (o->input_len > 0) {
 		uv_buf_t b = uv_buf_init((char *)o->input, (unsigned int)o->input_len);
 
 		if (uv_write(&sp->wreq, (uv_stream_t *)&sp->in, &b, 1, on_write) != 0)

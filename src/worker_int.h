@@ -310,7 +310,7 @@ void wq__worker_beat(struct wq_worker *w);
 int wq__worker_lease_unconfirmed(const struct wq_worker *w);
 int wq__worker_lost_running(const struct wq_worker *w);
 int64_t wq__worker_judged_lease(const struct wq_worker *w);
-/* Job j's in-process handler returned and its outcome is queued for its commit: with
+/* Job j's handler returned (a command: exited) and its outcome is queued for its commit: with
  * prefetch its handler slot goes to the next kept task at once (the job stays, unsettled,
  * until the store answered: nothing is reported before). settled: j leaves. */
 void wq__prefetch_release(struct wq_worker *w, struct wq__job *j);

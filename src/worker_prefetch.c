@@ -12,8 +12,11 @@
  *  - At a drain (and at shutdown) the kept tasks never started are given back to pending
  *    by one store transaction (unclaim), fenced on their attempt, each with a
  *    `prefetch-returned` event; the attempt does not count against the task's limit.
- *  - Only in-process kinds: a command handler's start costs far more than a claim, and
- *    a claimed task waiting for a process slot would just age.
+ *  - With a command kind (wave 5) at most `concurrency` are kept: enough to refill every
+ *    process slot once while the next commit flushes, so a slot freed by an exit starts
+ *    the next handler at once instead of waiting for a claim's commit; more would only
+ *    make kept tasks wait behind whole handler runs. A command job's slot is free once
+ *    its handler exited and its output was read (its outcome may still be in a commit).
  */
 #include "worker_int.h"
 
@@ -21,18 +24,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when every kind this worker claims runs in-process (the claim's own table of
- * them; out of memory: no prefetch). */
-static int all_in_process(struct wq_worker *w)
+/* The most tasks kept: `prefetch`, at most `concurrency` when a kind this worker claims
+ * runs a command (the claim's own table of in-process kinds; out of memory: none). */
+static int prefetch_max(struct wq_worker *w)
 {
 	const int *ip = wq__worker_kinds_in_process(w);
+	int max = w->cfg->prefetch;
 
 	if (!ip || w->nkinds == 0)
 		return 0;
 	for (size_t i = 0; i < w->nkinds; i++)
 		if (!ip[i])
-			return 0;
-	return 1;
+			return max < w->concurrency ? max : w->concurrency;
+	return max;
 }
 
 /* Handler slots in use: jobs whose handler has not returned (or whose slot was not
@@ -49,9 +53,9 @@ static size_t kept(const struct wq_worker *w)
 
 int wq__prefetch_room(struct wq_worker *w, int riding)
 {
-	int max = w->cfg->prefetch;
+	int max = prefetch_max(w);
 
-	if (max <= 0 || !all_in_process(w) || kept(w) >= (size_t)max)
+	if (max <= 0 || kept(w) >= (size_t)max)
 		return 0;
 	/* A claim in a commit of its own costs a commit (an fsync): only when the kept tasks
 	 * would not even refill every slot once. A claim riding in an outcome batch's
@@ -163,7 +167,7 @@ void wq__prefetch_drop(struct wq_worker *w)
 
 void wq__prefetch_release(struct wq_worker *w, struct wq__job *j)
 {
-	if (j->slot_released || !j->ipk || w->cfg->prefetch <= 0 || kept(w) == 0)
+	if (j->slot_released || w->cfg->prefetch <= 0 || kept(w) == 0)
 		return;
 	j->slot_released = 1;
 	w->pf.released++;
