@@ -192,6 +192,61 @@ static void test_v4_floors_existing_ids(void **state)
 	assert_int_equal(scalar(f->c, "SELECT count(*) FROM instances"), 0);
 }
 
+/* Wave 5 (pages per enqueue): the v4 step leaves tasks without a lock key (and tasks
+ * past pending) out of tasks_lock and unlinked operations out of operations_task, on a
+ * database migrated from v3; and the claim's FIFO-per-key rule is still served by
+ * tasks_lock (a plan over tasks_claim would read every pending task before the one
+ * tested). INDEXED BY fails to prepare when the index cannot serve the WHERE clause. */
+static void test_v4_partial_indexes(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg args[] = {WQ__AI(0), WQ__AT("[\"k\"]")};
+	struct wq__cursor cur;
+	char plan[2048] = "";
+	size_t len, used = 0;
+	char *sql;
+
+	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
+	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK); /* task 7: no lock key */
+	assert_int_equal(D->script(f->c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
+	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+	assert_int_equal(D->script(f->c,
+		"UPDATE tasks SET lock_key = 'a' WHERE id = 7;"
+		"INSERT INTO tasks (id, kind, operation, payload, payload_size, payload_sha256, "
+		"payload_version, priority, state, due_at, order_at, created_at, updated_at, "
+		"max_attempts, lock_key) VALUES (8, 'k', 'op8', '{}', 2, '', 1, 0, 'running', 0, "
+		"0, 0, 0, 1, 'a'), (9, 'k', 'op9', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1, '');"
+		"INSERT INTO operations (tenant, scope, kind, key, fingerprint, payload_version, "
+		"task_id, created_at) VALUES ('', '', 'k', 'a', '', 1, 0, 0), "
+		"('', '', 'k', 'b', '', 1, 7, 0);"),
+			 WQ__SQL_OK);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks INDEXED BY tasks_lock "
+				      "WHERE lock_key <> '' AND state = 'pending'"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM operations INDEXED BY "
+				      "operations_task WHERE task_id <> 0"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+				      "AND name IN ('tasks_lock', 'operations_task') AND sql LIKE "
+				      "'% WHERE %'"),
+			 2);
+	sql = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", wq__sqlite_dialect.variant(SQL_CLAIM_PROBE));
+	assert_non_null(sql);
+	assert_int_equal(run(f->c, sql, args, 2, &cur), WQ__SQL_OK);
+	while (D->step(&cur) == 1) {
+		const char *detail = D->col_text(&cur, 3, &len);
+
+		used += (size_t)snprintf(plan + used, sizeof(plan) - used, "%.*s\n", (int)len,
+					 detail);
+		assert_true(used < sizeof(plan));
+	}
+	sqlite3_finalize(cur.st);
+	sqlite3_free(sql);
+	assert_non_null(strstr(plan, "SEARCH o USING INDEX tasks_lock (lock_key=? AND order_at<?)"));
+}
+
 static void test_bind_and_read(void **state)
 {
 	struct fixture *f = *state;
@@ -452,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_path_forms),
 		cmocka_unit_test_setup_teardown(test_migrations_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_partial_indexes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_and_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rewrite_params, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_constraint_errors, setup, teardown),
