@@ -172,19 +172,24 @@ static const char v3_rows[] =
 	"subject, created_at) VALUES (9, 'r', 'k', 1, 7, 'k', 'op', 's', 0);"
 	"INSERT INTO id_floor (tbl, id) VALUES ('tasks', 12);";
 
+/* Steps 1-3, v3_rows, then step 4, in one transaction. */
+static void migrate_from_v3_rows(struct wq__conn *c)
+{
+	assert_true(wq__sqlite_nmigrations >= 4);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(D->script(c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
+	assert_int_equal(D->script(c, v3_rows), WQ__SQL_OK);
+	assert_int_equal(wq__sqlite_migrations[3].version, 4);
+	assert_int_equal(D->script(c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+}
+
 static void test_v4_floors_existing_ids(void **state)
 {
 	struct fixture *f = *state;
-	size_t i;
 
-	assert_true(wq__sqlite_nmigrations >= 4);
-	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
-	for (i = 0; i < 3; i++)
-		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
-	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK);
-	assert_int_equal(wq__sqlite_migrations[3].version, 4);
-	assert_int_equal(D->script(f->c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
-	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+	migrate_from_v3_rows(f->c);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'tasks'"), 12);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'events'"), 41);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'deliveries'"), 0);
@@ -206,12 +211,7 @@ static void test_v4_partial_indexes(void **state)
 	size_t len, used = 0;
 	char *sql;
 
-	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
-	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
-	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK); /* task 7: no lock key */
-	assert_int_equal(D->script(f->c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
-	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+	migrate_from_v3_rows(f->c); /* task 7: pending, no lock key */
 	assert_int_equal(D->script(f->c,
 		"UPDATE tasks SET lock_key = 'a' WHERE id = 7;"
 		"INSERT INTO tasks (id, kind, operation, payload, payload_size, payload_sha256, "
