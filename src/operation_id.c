@@ -18,7 +18,7 @@
 void wq__operation_id(char out[WQ__OPERATION_ID_BUFSZ])
 {
 	static const char digits[] = "0123456789abcdef";
-	unsigned char rnd[10];
+	unsigned char rnd[10] = {0}; /* stays defined if the kernel gives no randomness */
 	struct timespec ts;
 	uint64_t us = 0;
 
