@@ -16,11 +16,13 @@
 #include "store/sql_sqlite.c"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -245,6 +247,47 @@ static void test_v4_partial_indexes(void **state)
 	sqlite3_finalize(cur.st);
 	sqlite3_free(sql);
 	assert_non_null(strstr(plan, "SEARCH o USING INDEX tasks_lock (lock_key=? AND order_at<?)"));
+}
+
+/* The WAL's directory is synced once per WAL file, not per process (sqlite_vfs.c): a
+ * synchronous=FULL commit marks the WAL (SQLite synced the directory with it), a later
+ * connection still writes and reads through it, and a commit in synchronous=OFF (no
+ * sync, so no directory sync either) leaves a new WAL unmarked. A file system without
+ * user xattrs cannot hold the mark: then nothing is marked (SQLite syncs the directory
+ * in every process, as before), which the test states instead of skipping. */
+static void test_wal_dirsync_mark(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__conn *c2 = NULL;
+	char wal[160], v[4] = "", msg[256];
+	int xattrs;
+
+	snprintf(wal, sizeof(wal), "%s-wal", f->db);
+	migrate(f->c);
+	xattrs = setxattr(f->dir, "user.wq-test", "1", 1, 0) == 0 || errno != ENOTSUP;
+	if (xattrs) {
+		assert_int_equal(getxattr(wal, "user.wakeq.wal-dirsynced", v, sizeof(v)), 1);
+		assert_string_equal(v, "1");
+	} else {
+		assert_int_equal(getxattr(wal, "user.wakeq.wal-dirsynced", v, sizeof(v)), -1);
+	}
+	assert_int_equal(D->open(f->db, &c2, msg, sizeof(msg)), WQ__SQL_OK);
+	assert_int_equal(D->script(c2, "CREATE TABLE t2 (x INTEGER); INSERT INTO t2 VALUES (1)"),
+			 WQ__SQL_OK);
+	assert_int_equal(scalar(f->c, "SELECT x FROM t2"), 1);
+	D->close(c2);
+	assert_int_equal(D->script(f->c, "PRAGMA wal_checkpoint(TRUNCATE)"), WQ__SQL_OK);
+	D->close(f->c);
+	f->c = NULL;
+
+	/* a new WAL (the old one checkpointed, empty), written without syncs: no mark */
+	assert_int_equal(unlink(wal), 0);
+	setenv("WAKEQ_SQLITE_SYNCHRONOUS", "OFF", 1);
+	assert_int_equal(D->open(f->db, &f->c, msg, sizeof(msg)), WQ__SQL_OK);
+	unsetenv("WAKEQ_SQLITE_SYNCHRONOUS");
+	assert_int_equal(D->script(f->c, "INSERT INTO t2 VALUES (2)"), WQ__SQL_OK);
+	assert_int_equal(access(wal, F_OK), 0);
+	assert_int_equal(getxattr(wal, "user.wakeq.wal-dirsynced", v, sizeof(v)), -1);
 }
 
 static void test_bind_and_read(void **state)
@@ -508,6 +551,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrations_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_partial_indexes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_and_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rewrite_params, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_constraint_errors, setup, teardown),
