@@ -7,12 +7,16 @@
 
 #include "internal.h"
 
+/* "op_" + 32 hex digits, time-ordered then random (operation_id.c), NUL-terminated. */
+#define WQ__OPERATION_ID_BUFSZ (3 + 32 + 1)
+void wq__operation_id(char out[WQ__OPERATION_ID_BUFSZ]);
+
 /* One validated enqueue: t points into the buffers here and into the caller's options
  * (kind, payload, key, …), which must outlive it. notify is owned (free it). */
 struct wq__enqueue_prep {
 	struct wq__new_task t;
 	char sha[WQ_SHA256_HEX], fp[WQ_SHA256_HEX], fp_legacy[WQ_SHA256_HEX];
-	char op[3 + 32 + 1]; /* "op_" + 32 hex digits: the generated operation id */
+	char op[WQ__OPERATION_ID_BUFSZ]; /* the generated operation id */
 	char *notify;        /* JSON array text, or NULL */
 	char limit_section[WQ_NAME_MAX + 8];
 };

@@ -184,8 +184,7 @@ wq_rc wq__enqueue_prepare(const wq_enqueue_opts *o, struct wq__enqueue_prep *p, 
 		return rc;
 
 	wq__sha256_hex(payload, len, p->sha);
-	memcpy(p->op, "op_", 3);
-	wq__random_hex(p->op + 3, 16);
+	wq__operation_id(p->op);
 	t->kind = o->kind;
 	t->tenant = o->tenant ? o->tenant : "";
 	t->scope = o->scope ? o->scope : "";

@@ -269,7 +269,15 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
 	  * store's clock saw it, so that no lease compares two hosts' clocks. */
 	 "-- lease clock (issue 15)\n"
-	 "ALTER TABLE instances ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE instances ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;\n"
+	 /* Fewer index entries per write (wave 5): the same partial indexes as SQLite's
+	  * (schema_sqlite.c says why). */
+	 "-- wave5 wal: partial indexes (pages per enqueue)\n"
+	 "DROP INDEX tasks_lock;\n"
+	 "CREATE INDEX tasks_lock ON tasks (lock_key, order_at, id) "
+	 "WHERE lock_key <> '' AND state = 'pending';\n"
+	 "DROP INDEX operations_task;\n"
+	 "CREATE INDEX operations_task ON operations (task_id) WHERE task_id <> 0;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

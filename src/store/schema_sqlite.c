@@ -293,7 +293,21 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
 	  * store's clock saw it, so that no lease compares two hosts' clocks. */
 	 "-- lease clock (issue 15)\n"
-	 "ALTER TABLE instances ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE instances ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;\n"
+	 /* Fewer index pages per write (wave 5, docs/performance.md): a WAL commit writes
+	  * every page it dirtied, so each index a new task enters costs a page per
+	  * enqueue. tasks_lock serves only the claim's FIFO-per-key rule, which reads
+	  * pending tasks with a lock key: tasks without a key (most) and tasks past
+	  * pending stay out of it. operations_task serves prune (SQL_PRUNE_MARK), which
+	  * looks up linked operations: the row an enqueue inserts with task_id 0 and
+	  * links in the same transaction enters it once, not twice. The statements that
+	  * use them state the predicates (o.lock_key <> '', task_id <> 0). */
+	 "-- wave5 wal: partial indexes (pages per enqueue)\n"
+	 "DROP INDEX tasks_lock;\n"
+	 "CREATE INDEX tasks_lock ON tasks (lock_key, order_at, id) "
+	 "WHERE lock_key <> '' AND state = 'pending';\n"
+	 "DROP INDEX operations_task;\n"
+	 "CREATE INDEX operations_task ON operations (task_id) WHERE task_id <> 0;\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

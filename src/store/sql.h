@@ -165,6 +165,13 @@ const char *wq__sql_text(const struct wq__dialect *d, int id);
  * not create one. */
 const char *wq__sqlite_path(const char *url);
 
+/* SQLite's unix VFS that syncs a WAL file's directory once per file, not once per
+ * process (sqlite_vfs.c): its name for sqlite3_open_v2, or NULL (the default VFS); and
+ * the mark a connection sets after a synchronous=FULL commit (its WAL and directory
+ * synced). */
+const char *wq__sqlite_vfs(void);
+void wq__sqlite_wal_mark(const char *wal_path);
+
 /* The SQLite schema steps (schema_sqlite.c). */
 extern const struct wq__migration wq__sqlite_migrations[];
 extern const size_t wq__sqlite_nmigrations;

@@ -56,6 +56,8 @@ struct wq__conn {
 	char err[512];  /* the last failure's message */
 	int rofs;       /* opened read-only: the file is on a read-only file system */
 	int wal_frames; /* the WAL's length after this connection's last commit */
+	int sync_full;  /* synchronous = FULL: every commit syncs the WAL */
+	int wal_marked; /* the WAL's directory-sync mark checked (sqlite_vfs.c) */
 };
 
 /* The core's view (enum wq__sqlerr) of an extended result code. */
@@ -432,13 +434,19 @@ static int set_wal(struct wq__conn *c, char *msg, size_t msgsz)
 	return rc;
 }
 
-/* After each commit: SQLite's automatic checkpoint (which this hook replaces), and the
- * WAL's length for sq_close. */
+/* After each commit: SQLite's automatic checkpoint (which this hook replaces), the
+ * WAL's length for sq_close, and once per connection the WAL's directory-sync mark
+ * (sqlite_vfs.c): in synchronous=FULL this commit synced the WAL, and with it the
+ * directory if this connection opened the WAL without the mark. */
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
 	struct wq__conn *c = arg;
 
 	c->wal_frames = frames;
+	if (c->sync_full && !c->wal_marked) {
+		c->wal_marked = 1;
+		wq__sqlite_wal_mark(sqlite3_filename_wal(sqlite3_db_filename(db, name)));
+	}
 	if (frames >= AUTOCHECKPOINT_FRAMES)
 		sqlite3_wal_checkpoint(db, name); /* passive: a failure is retried next time */
 	return SQLITE_OK;
@@ -450,8 +458,10 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 	const char *sync_sql;
 	int rc;
 
-	if (!sync || !*sync || strcasecmp(sync, "FULL") == 0)
+	if (!sync || !*sync || strcasecmp(sync, "FULL") == 0) {
 		sync_sql = "PRAGMA synchronous = FULL";
+		c->sync_full = 1;
+	}
 	else if (strcasecmp(sync, "NORMAL") == 0)
 		sync_sql = "PRAGMA synchronous = NORMAL";
 	else if (strcasecmp(sync, "OFF") == 0)
@@ -556,7 +566,7 @@ static int sq_open(const char *url, struct wq__conn **out, char *msg, size_t msg
 	/* One handle is used by one thread at a time (wakeq.h): no connection mutex. */
 	rc = sqlite3_open_v2(c->path, &c->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			     NULL);
+			     wq__sqlite_vfs());
 	if (rc != SQLITE_OK && !c->db) {
 		snprintf(msg, msgsz, "out of memory (opening %s)", path);
 		rc = WQ__SQL_NOMEM;

@@ -79,14 +79,17 @@
  * is claimable only when its kind is not paused and, with a lock key, the key is free (no
  * row, or an external lease that expired on the store's clock: a lease's expiry is
  * written on that clock, op_lock.c) and p is the oldest due pending task
- * of its key, whatever its kind (FIFO within a key: one per key in any batch). */
+ * of its key, whatever its kind (FIFO within a key: one per key in any batch).
+ * "o.lock_key <> ''" (implied) lets the partial index tasks_lock serve it (wave 5), and
+ * "(order_at, id) before p's" is written as a range on order_at and a filter, not an OR
+ * of two ranges (which SQLite planned on tasks_claim: every pending task before p). */
 #define WQ__CLAIMABLE(now)                                                                 \
 	" AND p.kind NOT IN (SELECT kind FROM paused_kinds) AND (p.lock_key = '' OR (NOT "  \
 	"EXISTS (SELECT 1 FROM locks l WHERE l.key = p.lock_key AND (l.expires_at = 0 OR "  \
 	"l.expires_at > " D_NOW_US ")) AND NOT EXISTS (SELECT 1 FROM tasks o WHERE "       \
 	"o.lock_key = "                                                                    \
-	"p.lock_key AND o.state = 'pending' AND o.due_at <= " now " AND (o.order_at < "     \
-	"p.order_at OR (o.order_at = p.order_at AND o.id < p.id)))))"
+	"p.lock_key AND o.lock_key <> '' AND o.state = 'pending' AND o.due_at <= " now     \
+	" AND o.order_at <= p.order_at AND (o.order_at < p.order_at OR o.id < p.id))))"
 
 #define WQ__LOCK_COLUMNS "key, holder, task_id, attempt, acquired_at, expires_at"
 
@@ -236,9 +239,10 @@
 	  "state = 'begun' AND (attempt = $2 OR last_attempt = $2) ORDER BY (attempt = "    \
 	  "$2) DESC, begun_at, name LIMIT 1")                                               \
 	/* ---- retention, doctor (op_upkeep.c) ---- */                                     \
+	/* "task_id <> 0" (implied) lets the partial index operations_task serve it */     \
 	X(SQL_PRUNE_MARK, "UPDATE operations SET finished_at = (SELECT t.finished_at "      \
-	  "FROM tasks t WHERE t.id = operations.task_id) WHERE task_id IN (SELECT id "      \
-	  "FROM tasks WHERE " WQ__PRUNABLE ")")                                             \
+	  "FROM tasks t WHERE t.id = operations.task_id) WHERE task_id <> 0 AND task_id "   \
+	  "IN (SELECT id FROM tasks WHERE " WQ__PRUNABLE ")")                               \
 	/* the highest ids so far stay taken (SQLite; nothing on PostgreSQL) */             \
 	X(SQL_PRUNE_FLOOR, NULL)                                                            \
 	X(SQL_PRUNE_TASKS, "DELETE FROM tasks WHERE " WQ__PRUNABLE)                         \

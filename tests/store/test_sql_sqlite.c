@@ -16,11 +16,13 @@
 #include "store/sql_sqlite.c"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -172,24 +174,120 @@ static const char v3_rows[] =
 	"subject, created_at) VALUES (9, 'r', 'k', 1, 7, 'k', 'op', 's', 0);"
 	"INSERT INTO id_floor (tbl, id) VALUES ('tasks', 12);";
 
+/* Steps 1-3, v3_rows, then step 4, in one transaction. */
+static void migrate_from_v3_rows(struct wq__conn *c)
+{
+	assert_true(wq__sqlite_nmigrations >= 4);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(D->script(c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
+	assert_int_equal(D->script(c, v3_rows), WQ__SQL_OK);
+	assert_int_equal(wq__sqlite_migrations[3].version, 4);
+	assert_int_equal(D->script(c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+}
+
 static void test_v4_floors_existing_ids(void **state)
 {
 	struct fixture *f = *state;
-	size_t i;
 
-	assert_true(wq__sqlite_nmigrations >= 4);
-	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
-	for (i = 0; i < 3; i++)
-		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
-	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK);
-	assert_int_equal(wq__sqlite_migrations[3].version, 4);
-	assert_int_equal(D->script(f->c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
-	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+	migrate_from_v3_rows(f->c);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'tasks'"), 12);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'events'"), 41);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'deliveries'"), 0);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'inbox'"), 9);
 	assert_int_equal(scalar(f->c, "SELECT count(*) FROM instances"), 0);
+}
+
+/* Wave 5 (pages per enqueue): the v4 step leaves tasks without a lock key (and tasks
+ * past pending) out of tasks_lock and unlinked operations out of operations_task, on a
+ * database migrated from v3; and the claim's FIFO-per-key rule is still served by
+ * tasks_lock (a plan over tasks_claim would read every pending task before the one
+ * tested). INDEXED BY fails to prepare when the index cannot serve the WHERE clause. */
+static void test_v4_partial_indexes(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg args[] = {WQ__AI(0), WQ__AT("[\"k\"]")};
+	struct wq__cursor cur;
+	char plan[2048] = "";
+	size_t len, used = 0;
+	char *sql;
+
+	migrate_from_v3_rows(f->c); /* task 7: pending, no lock key */
+	assert_int_equal(D->script(f->c,
+		"UPDATE tasks SET lock_key = 'a' WHERE id = 7;"
+		"INSERT INTO tasks (id, kind, operation, payload, payload_size, payload_sha256, "
+		"payload_version, priority, state, due_at, order_at, created_at, updated_at, "
+		"max_attempts, lock_key) VALUES (8, 'k', 'op8', '{}', 2, '', 1, 0, 'running', 0, "
+		"0, 0, 0, 1, 'a'), (9, 'k', 'op9', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1, '');"
+		"INSERT INTO operations (tenant, scope, kind, key, fingerprint, payload_version, "
+		"task_id, created_at) VALUES ('', '', 'k', 'a', '', 1, 0, 0), "
+		"('', '', 'k', 'b', '', 1, 7, 0);"),
+			 WQ__SQL_OK);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks INDEXED BY tasks_lock "
+				      "WHERE lock_key <> '' AND state = 'pending'"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM operations INDEXED BY "
+				      "operations_task WHERE task_id <> 0"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+				      "AND name IN ('tasks_lock', 'operations_task') AND sql LIKE "
+				      "'% WHERE %'"),
+			 2);
+	sql = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", wq__sqlite_dialect.variant(SQL_CLAIM_PROBE));
+	assert_non_null(sql);
+	assert_int_equal(run(f->c, sql, args, 2, &cur), WQ__SQL_OK);
+	while (D->step(&cur) == 1) {
+		const char *detail = D->col_text(&cur, 3, &len);
+
+		used += (size_t)snprintf(plan + used, sizeof(plan) - used, "%.*s\n", (int)len,
+					 detail);
+		assert_true(used < sizeof(plan));
+	}
+	sqlite3_finalize(cur.st);
+	sqlite3_free(sql);
+	assert_non_null(strstr(plan, "SEARCH o USING INDEX tasks_lock (lock_key=? AND order_at<?)"));
+}
+
+/* The WAL's directory is synced once per WAL file, not per process (sqlite_vfs.c): a
+ * synchronous=FULL commit marks the WAL (SQLite synced the directory with it), a later
+ * connection still writes and reads through it, and a commit in synchronous=OFF (no
+ * sync, so no directory sync either) leaves a new WAL unmarked. A file system without
+ * user xattrs cannot hold the mark: then nothing is marked (SQLite syncs the directory
+ * in every process, as before), which the test states instead of skipping. */
+static void test_wal_dirsync_mark(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__conn *c2 = NULL;
+	char wal[160], v[4] = "", msg[256];
+	int xattrs;
+
+	snprintf(wal, sizeof(wal), "%s-wal", f->db);
+	migrate(f->c);
+	xattrs = setxattr(f->dir, "user.wq-test", "1", 1, 0) == 0 || errno != ENOTSUP;
+	if (xattrs) {
+		assert_int_equal(getxattr(wal, "user.wakeq.wal-dirsynced", v, sizeof(v)), 1);
+		assert_string_equal(v, "1");
+	} else {
+		assert_int_equal(getxattr(wal, "user.wakeq.wal-dirsynced", v, sizeof(v)), -1);
+	}
+	assert_int_equal(D->open(f->db, &c2, msg, sizeof(msg)), WQ__SQL_OK);
+	assert_int_equal(D->script(c2, "CREATE TABLE t2 (x INTEGER); INSERT INTO t2 VALUES (1)"),
+			 WQ__SQL_OK);
+	assert_int_equal(scalar(f->c, "SELECT x FROM t2"), 1);
+	D->close(c2);
+	assert_int_equal(D->script(f->c, "PRAGMA wal_checkpoint(TRUNCATE)"), WQ__SQL_OK);
+	D->close(f->c);
+	f->c = NULL;
+
+	/* a new WAL (the old one checkpointed, empty), written without syncs: no mark */
+	assert_int_equal(unlink(wal), 0);
+	setenv("WAKEQ_SQLITE_SYNCHRONOUS", "OFF", 1);
+	assert_int_equal(D->open(f->db, &f->c, msg, sizeof(msg)), WQ__SQL_OK);
+	unsetenv("WAKEQ_SQLITE_SYNCHRONOUS");
+	assert_int_equal(D->script(f->c, "INSERT INTO t2 VALUES (2)"), WQ__SQL_OK);
+	assert_int_equal(access(wal, F_OK), 0);
+	assert_int_equal(getxattr(wal, "user.wakeq.wal-dirsynced", v, sizeof(v)), -1);
 }
 
 static void test_bind_and_read(void **state)
@@ -452,6 +550,8 @@ int main(void)
 		cmocka_unit_test(test_path_forms),
 		cmocka_unit_test_setup_teardown(test_migrations_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_partial_indexes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_and_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rewrite_params, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_constraint_errors, setup, teardown),
