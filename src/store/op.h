@@ -335,6 +335,8 @@ struct wq__task_facts {
 	struct wq__task_state ts;
 	int notify, lock, intake;
 };
+/* 1 when rows go to the store as multi-row statements (a server store: round trips). */
+int wq__rows_batched(const struct wq__store *s);
 void wq__rows_on(struct wq__store *s); /* within wq__begin..wq__end */
 wq_rc wq__rows_flush(struct wq__store *s, wq_error *err); /* wq__end, before COMMIT */
 void wq__rows_reset(struct wq__store *s);                 /* wq__begin, wq__end */

@@ -269,7 +269,14 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 /* Leases aged on the store's clock (issue 15): an instance's heartbeat as the
 	  * store's clock saw it, so that no lease compares two hosts' clocks. */
 	 "-- lease clock (issue 15)\n"
-	 "ALTER TABLE instances ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;\n"},
+	 "ALTER TABLE instances ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;\n"
+	 /* wave5 drain: the terminal-state predicate spelled as in schema_sqlite.c (ORs of
+	  * equalities, where SQLite builds a temporary table per IN list), so that
+	  * WQ__TERMINAL (statements.h) matches the index on both stores. Same rows. */
+	 "-- wave5 drain: tasks_finished without an IN list\n"
+	 "DROP INDEX tasks_finished;\n"
+	 "CREATE INDEX tasks_finished ON tasks (finished_at) WHERE state = 'succeeded' OR "
+	 "state = 'failed' OR state = 'cancelled';\n"},
 };
 
 const size_t wq__postgres_nmigrations =
