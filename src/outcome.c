@@ -7,6 +7,8 @@
 
 int64_t wq__outcome_retry_at(const struct wq__run_policy *p, int64_t now, double rnd)
 {
+	if (rnd < 0) /* WQ__RND_LAZY */
+		rnd = wq__random_unit();
 	return now + wq__backoff(p->backoff_base, p->backoff_max, p->attempt, rnd);
 }
 

@@ -71,7 +71,9 @@ struct wq__decided {
 };
 
 /* Fills d from the facts and the policy. `now` is the time of the decision (µs) and
- * `rnd` a draw in [0,1) for the backoff's jitter. */
+ * `rnd` a draw in [0,1) for the backoff's jitter, or WQ__RND_LAZY: drawn (getrandom)
+ * only when the decision is a retry, so a success costs no system call (wave5 drain). */
+#define WQ__RND_LAZY (-1.0)
 void wq__outcome_decide(const struct wq__run_facts *f, const struct wq__run_policy *p,
 			int64_t now, double rnd, struct wq__decided *d);
 

@@ -12,6 +12,15 @@
  *    handlers; a free thread exits when `quit`, or when live - stuck > want (its own
  *    abandoned handler returned after a replacement had been started for it).
  *  - an ABANDONED job belongs to the thread running it, which frees it on return.
+ *  - wave5 drain: `idle` threads wait on `work`; `wakes` of them were signalled and have
+ *    not yet returned from the wait (a hint, never more than will return: it is raised only
+ *    while a thread waits, and every return lowers it). A queued job is always either
+ *    about to be seen by a thread already awake (`wakes` > 0, or a thread between two
+ *    jobs) or signalled for: submit signals only when no wake is under way, and a thread
+ *    that takes a job and leaves others queued signals the next one. So a burst of short
+ *    jobs wakes threads one after another as they are needed, instead of every thread at
+ *    once for one job each (the ping-pong that cost the drain its second core), and a
+ *    slow handler still never holds up a queued job while a thread is idle.
  */
 #include "job.h"
 
@@ -46,10 +55,20 @@ struct wq__pool {
 	pthread_t *threads;                /* every thread ever started (joined in free) */
 	size_t nthreads, cap;
 	int want, live, stuck;
+	int idle, wakes;                   /* wave5 drain: see the invariants */
 	int quit, closed, async_ready;
 };
 
 static void *thread_main(void *arg);
+
+/* Under mu: wakes an idle thread for the queued jobs unless one is already waking. */
+static void wake_one(struct wq__pool *p)
+{
+	if (!p->queue || p->idle == 0 || p->wakes > 0)
+		return;
+	p->wakes++;
+	pthread_cond_signal(&p->work);
+}
 
 /* Under mu. 0 on success. */
 static int start_thread(struct wq__pool *p)
@@ -87,8 +106,13 @@ static void *thread_main(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->queue && !p->quit && p->live - p->stuck <= p->want)
+		while (!p->queue && !p->quit && p->live - p->stuck <= p->want) {
+			p->idle++;
 			pthread_cond_wait(&p->work, &p->mu);
+			p->idle--;
+			if (p->wakes > 0)
+				p->wakes--;
+		}
 		if (p->quit || p->live - p->stuck > p->want) {
 			p->live--;
 			break;
@@ -99,6 +123,7 @@ static void *thread_main(void *arg)
 			p->queue_tail = NULL;
 		job->qnext = NULL;
 		job->state = WQ__JOB_RUNNING;
+		wake_one(p); /* more queued: the next thread, while this one runs its job */
 		pthread_mutex_unlock(&p->mu);
 
 		ret = job->fn(job, job->ud);
@@ -255,7 +280,7 @@ void wq__pool_submit(struct wq__pool *p, struct wq_job *job)
 	else
 		p->queue = job;
 	p->queue_tail = job;
-	pthread_cond_signal(&p->work);
+	wake_one(p);
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -237,7 +237,7 @@ static void on_inproc_done(struct wq_job *job, void *ud)
 	inproc_timer_close(j);
 	inproc_facts(j, job, &f);
 	wq__worker_job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	wq__outcome_decide(&f, &p, wq_now(), WQ__RND_LAZY, &d);
 	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && job->result_len > 0) {
 		wq__sha256_hex(job->result, job->result_len, sha);
 		d.o.result = job->result;

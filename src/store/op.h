@@ -12,6 +12,8 @@
 #include "sql.h"
 #include "statements.h"
 
+#include <stdarg.h>
+
 #include <jansson.h>
 
 /* Claims whose COMMIT answer was lost, remembered at most (consecutive losses). */
@@ -156,6 +158,10 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
  * says so (cast). */
 wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		 const char *type, const char *instance, wq_error *err, const char *fmt, ...);
+/* wave5 drain (op_detail.c): the detail text wq__eventf's fmt and arguments make, written
+ * into buf without a jansson object; its length, or -1 when the jansson path must write
+ * it (it would be cut, a key repeats, ...). */
+int wq__detail_fast(char *buf, size_t sz, const char *fmt, va_list ap);
 /* The detail object wq__eventf would append (the caller owns it), or NULL with *err. */
 json_t *wq__detailf(wq_error *err, const char *fmt, ...);
 /* Within a write transaction: wakes LISTENing workers when it commits (drivers with
@@ -335,6 +341,8 @@ struct wq__task_facts {
 	struct wq__task_state ts;
 	int notify, lock, intake;
 };
+/* 1 when rows go to the store as multi-row statements (a server store: round trips). */
+int wq__rows_batched(const struct wq__store *s);
 void wq__rows_on(struct wq__store *s); /* within wq__begin..wq__end */
 wq_rc wq__rows_flush(struct wq__store *s, wq_error *err); /* wq__end, before COMMIT */
 void wq__rows_reset(struct wq__store *s);                 /* wq__begin, wq__end */

@@ -140,7 +140,8 @@ static wq_rc started_event(struct wq__store *s, const struct wq__claim_req *req,
 			  c->id, c->attempt);
 }
 
-/* The rows of n newly claimed tasks x: their attempts rows (one statement), and each
+/* The rows of n newly claimed tasks x: their attempts rows (one statement, or
+ * one each where statements run in-process: op_rows.c), and each
  * one's `claimed`, `lock-acquired` and `started` events (buffered: op_rows.c). */
 static wq_rc claim_rows(struct wq__store *s, const struct wq__claim_req *req,
 			struct claim_row *x, size_t n, wq_error *err)
@@ -149,9 +150,15 @@ static wq_rc claim_rows(struct wq__store *s, const struct wq__claim_req *req,
 	wq_rc rc = WQ_OK;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; wq__rows_batched(s) && i < n; i++)
 		wq__rb_row(&att, "ii", x[i].c.id, (int64_t)x[i].c.attempt);
-	rc = wq__rows_attempts_insert(s, &att, req->instance, req->now, err);
+	for (i = 0; !wq__rows_batched(s) && !rc && i < n; i++) /* wave5 drain: op_rows.c */
+		rc = wq__run(s, SQL_ATTEMPT_INSERT,
+			     WQ__ARGS(WQ__AI(x[i].c.id), WQ__AI(x[i].c.attempt),
+				      WQ__AT(req->instance), WQ__AI(req->now)),
+			     NULL, "insert attempts", err);
+	if (!rc)
+		rc = wq__rows_attempts_insert(s, &att, req->instance, req->now, err);
 	free(att.p);
 	for (i = 0; !rc && i < n; i++) {
 		rc = wq__eventf(s, x[i].c.id, req->now, x[i].c.attempt, "claimed", req->instance,

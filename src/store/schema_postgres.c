@@ -277,7 +277,14 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "CREATE INDEX tasks_lock ON tasks (lock_key, order_at, id) "
 	 "WHERE lock_key <> '' AND state = 'pending';\n"
 	 "DROP INDEX operations_task;\n"
-	 "CREATE INDEX operations_task ON operations (task_id) WHERE task_id <> 0;\n"},
+	 "CREATE INDEX operations_task ON operations (task_id) WHERE task_id <> 0;\n"
+	 /* wave5 drain: the terminal-state predicate spelled as in schema_sqlite.c (ORs of
+	  * equalities, where SQLite builds a temporary table per IN list), so that
+	  * WQ__TERMINAL (statements.h) matches the index on both stores. Same rows. */
+	 "-- wave5 drain: tasks_finished without an IN list\n"
+	 "DROP INDEX tasks_finished;\n"
+	 "CREATE INDEX tasks_finished ON tasks (finished_at) WHERE state = 'succeeded' OR "
+	 "state = 'failed' OR state = 'cancelled';\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -307,7 +307,17 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "CREATE INDEX tasks_lock ON tasks (lock_key, order_at, id) "
 	 "WHERE lock_key <> '' AND state = 'pending';\n"
 	 "DROP INDEX operations_task;\n"
-	 "CREATE INDEX operations_task ON operations (task_id) WHERE task_id <> 0;\n"},
+	 "CREATE INDEX operations_task ON operations (task_id) WHERE task_id <> 0;\n"
+	 /* wave5 drain: the terminal-state predicate as ORs of equalities. SQLite codes an
+	  * IN list of more than two constants as a temporary table built on every
+	  * evaluation, and a partial index's WHERE is evaluated for the old and the new row
+	  * of every UPDATE of tasks.state: two such tables per claimed or finished task.
+	  * Same rows; WQ__TERMINAL (statements.h) spells it the same way so that prune
+	  * still matches the index. */
+	 "-- wave5 drain: tasks_finished without an IN list\n"
+	 "DROP INDEX tasks_finished;\n"
+	 "CREATE INDEX tasks_finished ON tasks (finished_at) WHERE state = 'succeeded' OR "
+	 "state = 'failed' OR state = 'cancelled';\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -336,6 +336,19 @@ void *wq__push(struct wq__vec *v)
 }
 
 
+/* The event with its detail text. */
+static wq_rc event_text(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
+			const char *type, const char *instance, const char *text, wq_error *err)
+{
+	/* wave4 batch: in a claim or a batch of outcomes, written with the others at COMMIT */
+	if (wq__rows_event(s, task_id, at, attempt, type, wq__nz(instance), text))
+		return WQ_OK;
+	return wq__run(s, SQL_EVENT_INSERT,
+		       WQ__ARGS(WQ__AI(task_id), WQ__AI(at), WQ__AI(attempt), WQ__AT(type),
+				WQ__AT(wq__nz(instance)), WQ__AT(text)),
+		       NULL, "append event", err);
+}
+
 wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		const char *type, const char *instance, json_t *detail, wq_error *err)
 {
@@ -346,15 +359,7 @@ wq_rc wq__event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 	if (!text)
 		return wq__err(err, WQ_ENOMEM, "out of memory (event %s of task %" PRId64 ")", type,
 			       task_id);
-	/* wave4 batch: in a claim or a batch of outcomes, written with the others at COMMIT */
-	if (wq__rows_event(s, task_id, at, attempt, type, wq__nz(instance), text)) {
-		free(text);
-		return WQ_OK;
-	}
-	rc = wq__run(s, SQL_EVENT_INSERT,
-		     WQ__ARGS(WQ__AI(task_id), WQ__AI(at), WQ__AI(attempt), WQ__AT(type),
-			      WQ__AT(wq__nz(instance)), WQ__AT(text)),
-		     NULL, "append event", err);
+	rc = event_text(s, task_id, at, attempt, type, instance, text, err);
 	free(text);
 	return rc;
 }
@@ -412,9 +417,17 @@ json_t *wq__detailf(wq_error *err, const char *fmt, ...)
 wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 		 const char *type, const char *instance, wq_error *err, const char *fmt, ...)
 {
+	char text[WQ__DETAIL_MAX + 1];
 	va_list ap;
 	json_t *d;
+	int fast;
 
+	/* wave5 drain: written straight into text (op_detail.c), the same bytes */
+	va_start(ap, fmt);
+	fast = wq__detail_fast(text, sizeof text, fmt, ap);
+	va_end(ap);
+	if (fast >= 0)
+		return event_text(s, task_id, at, attempt, type, instance, text, err);
 	va_start(ap, fmt);
 	d = detailv(err, fmt, ap);
 	va_end(ap);

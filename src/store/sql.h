@@ -60,6 +60,10 @@ enum {
 					    * own transaction, never run twice by the driver:
 					    * a lost answer is WQ__SQL_COMMIT_UNKNOWN. One round
 					    * trip instead of three (BEGIN, statement, COMMIT) */
+	/* wave5 drain: statements run inside this process (no round trips): a cached
+	 * one-row statement per row costs less than one statement expanding a JSON array of
+	 * rows (op_rows.c) */
+	WQ__SQL_CAP_IN_PROCESS = 1u << 7,
 };
 
 /* One bound argument. Build them with the WQ__A* macros. */

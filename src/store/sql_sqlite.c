@@ -604,7 +604,7 @@ static const char *sq_errmsg(struct wq__conn *c)
 /* No wake-ups: a SQLite worker polls. */
 const struct wq__sql_driver wq__sqlite_driver = {
 	.name = "sqlite",
-	.caps = WQ__SQL_CAP_PROBE_FIRST,
+	.caps = WQ__SQL_CAP_PROBE_FIRST | WQ__SQL_CAP_IN_PROCESS,
 	.dialect = &wq__sqlite_dialect,
 	.open = sq_open,
 	.close = sq_close,

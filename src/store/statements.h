@@ -67,7 +67,7 @@
 	"i.max_handouts, i.size, i.ack_attempts, i.ack_next_at, i.ack_error, i.created_at, "  \
 	"i.updated_at, i.handled_at, i.acked_at"
 
-#define WQ__TERMINAL "state IN ('succeeded', 'failed', 'cancelled')"
+#define WQ__TERMINAL "(state = 'succeeded' OR state = 'failed' OR state = 'cancelled')"
 
 /* A finished task prune may delete: terminal, finished before $1, and none of its
  * deliveries still owed (pending or sending): deleting the task would take the

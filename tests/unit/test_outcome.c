@@ -329,6 +329,16 @@ static void test_backoff_bounds(void **state)
 		assert_true(wq__outcome_retry_at(&p, NOW, 0.0) - NOW == nominal - nominal / 4);
 		assert_true(wq__outcome_retry_at(&p, NOW, 0.5) - NOW == nominal);
 		assert_true(wq__outcome_retry_at(&p, NOW, 0.999999) - NOW > nominal + nominal / 5);
+		/* WQ__RND_LAZY (wave5 drain): drawn here, within the same bounds; 200 draws
+		 * are not all one value */
+		for (int k = 0, seen_other = 0; k < 200 && !seen_other; k++) {
+			int64_t a = wq__outcome_retry_at(&p, NOW, WQ__RND_LAZY) - NOW;
+			int64_t b = wq__outcome_retry_at(&p, NOW, WQ__RND_LAZY) - NOW;
+
+			assert_true(a >= nominal - nominal / 4 && a <= nominal + nominal / 4);
+			seen_other = a != b;
+			assert_true(seen_other || k < 199);
+		}
 	}
 	/* the README's promise: within [base·0.75, max·1.25], never 0 with a base */
 	{

@@ -1,0 +1,185 @@
+/*
+ * op_detail.c — wave5 drain: an event's detail text written straight from wq__eventf's
+ * arguments into a caller's buffer, without building a jansson object first (a claimed
+ * task's `claimed` and `started` and its outcome's event cost a dozen allocations each
+ * that way, on the store thread that every claim and outcome waits for).
+ *
+ * Invariant: the text is byte for byte what wq__detail_text(detailv(fmt, ...)) gives —
+ * keys sorted by strcmp (JSON_SORT_KEYS), compact, jansson's escapes (\" \\ \b \f \n \r
+ * \t, \u%04X for other control characters, UTF-8 kept as is), strings cleaned and cut by
+ * wq__utf8_clean's rule, 'S' and negative non-'i' integers left out as detailv does. When
+ * it would not be (a key given twice, a text longer than WQ__DETAIL_MAX that
+ * wq__detail_text would cut), wq__detail_fast answers -1 and the caller takes the jansson
+ * path. tests/unit/test_detail.c checks both paths against each other.
+ */
+#include "op.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DETAIL_KEYS_MAX 12
+
+struct entry {
+	const char *key;
+	char type;       /* 'a' attempt id, 's' string, 'b' boolean, 'i' integer, 't' time */
+	const char *str; /* 's' */
+	size_t max;      /* 's': at most this many bytes of cleaned text */
+	int64_t v;       /* 'a' task id, 'b', 'i', 't' */
+	int attempt;     /* 'a' */
+};
+
+struct out {
+	char *p;
+	size_t n, cap;
+	int full;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->full || o->n + n >= o->cap) {
+		o->full = 1;
+		return;
+	}
+	memcpy(o->p + o->n, s, n);
+	o->n += n;
+}
+
+/* One cleaned character c (its n bytes) as jansson writes it in a string. */
+static void put_char(struct out *o, const unsigned char *c, size_t n)
+{
+	char esc[8];
+
+	if (n > 1 || (c[0] >= 0x20 && c[0] != '"' && c[0] != '\\')) {
+		put(o, (const char *)c, n);
+		return;
+	}
+	switch (c[0]) {
+	case '"': put(o, "\\\"", 2); return;
+	case '\\': put(o, "\\\\", 2); return;
+	case '\b': put(o, "\\b", 2); return;
+	case '\f': put(o, "\\f", 2); return;
+	case '\n': put(o, "\\n", 2); return;
+	case '\r': put(o, "\\r", 2); return;
+	case '\t': put(o, "\\t", 2); return;
+	default:
+		snprintf(esc, sizeof esc, "\\u%04X", (unsigned)c[0]);
+		put(o, esc, 6);
+	}
+}
+
+/* text as a JSON string after wq__utf8_clean(text, max): invalid bytes become '?', cut
+ * on a character boundary at max bytes of cleaned text. */
+static void put_string(struct out *o, const char *text, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)text, q = '?';
+	size_t len = strlen(text), i = 0, used = 0, n;
+
+	put(o, "\"", 1);
+	while (i < len) {
+		n = wq__utf8_seq(p + i, len - i);
+		if (used + (n ? n : 1) > max)
+			break;
+		put_char(o, n ? p + i : &q, n ? n : 1);
+		used += n ? n : 1;
+		i += n ? n : 1;
+	}
+	put(o, "\"", 1);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->key, ((const struct entry *)b)->key);
+}
+
+/* The entries of fmt (detailv's letters); their count, or -1 when there are too many. */
+static int entries_of(const char *fmt, va_list ap, struct entry *e)
+{
+	int n = 0;
+
+	for (; *fmt; fmt++) {
+		struct entry x = {0};
+
+		if (n == DETAIL_KEYS_MAX)
+			return -1;
+		if (*fmt == 'a') {
+			x.key = "attempt_id";
+			x.type = 'a';
+			x.v = va_arg(ap, int64_t);
+			x.attempt = va_arg(ap, int);
+			e[n++] = x;
+			continue;
+		}
+		x.key = va_arg(ap, const char *);
+		if (*fmt == 's' || *fmt == 'S') {
+			x.type = 's';
+			x.str = va_arg(ap, const char *);
+			x.max = (size_t)va_arg(ap, int);
+			if (*fmt == 'S' && (!x.str || !*x.str))
+				continue;
+			x.str = x.str ? x.str : "";
+		} else if (*fmt == 'b') {
+			x.type = 'b';
+			x.v = va_arg(ap, int);
+		} else {
+			x.v = va_arg(ap, int64_t);
+			x.type = *fmt == 't' ? 't' : 'i';
+			if (*fmt != 't' && *fmt != 'i' && x.v < 0)
+				continue;
+		}
+		e[n++] = x;
+	}
+	return n;
+}
+
+static void put_value(struct out *o, const struct entry *x)
+{
+	char num[WQ_TIME_BUFSZ + 48];
+	int k;
+
+	switch (x->type) {
+	case 'a':
+		k = snprintf(num, sizeof num, "\"%" PRId64 ".%d\"", x->v, x->attempt);
+		put(o, num, (size_t)k);
+		break;
+	case 's':
+		put_string(o, x->str, x->max);
+		break;
+	case 'b':
+		put(o, x->v ? "true" : "false", x->v ? 4 : 5);
+		break;
+	case 't':
+		put_string(o, wq_time_format(x->v, num), sizeof num);
+		break;
+	default:
+		k = snprintf(num, sizeof num, "%" PRId64, x->v);
+		put(o, num, (size_t)k);
+	}
+}
+
+int wq__detail_fast(char *buf, size_t sz, const char *fmt, va_list ap)
+{
+	struct entry e[DETAIL_KEYS_MAX];
+	struct out o = {buf, 0, sz < WQ__DETAIL_MAX + 1 ? sz : WQ__DETAIL_MAX + 1, 0};
+	int n = entries_of(fmt, ap, e);
+
+	if (n < 0)
+		return -1;
+	qsort(e, (size_t)n, sizeof(*e), by_key);
+	put(&o, "{", 1);
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && strcmp(e[i - 1].key, e[i].key) == 0)
+			return -1; /* detailv keeps the last one: its path decides */
+		if (i > 0)
+			put(&o, ",", 1);
+		put_string(&o, e[i].key, (size_t)-1);
+		put(&o, ":", 1);
+		put_value(&o, &e[i]);
+	}
+	put(&o, "}", 1);
+	if (o.full) /* longer than WQ__DETAIL_MAX: wq__detail_text cuts its free text */
+		return -1;
+	buf[o.n] = '\0';
+	return (int)o.n;
+}

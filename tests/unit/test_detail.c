@@ -1,0 +1,104 @@
+/* wave5 drain: an event detail written straight from wq__eventf's arguments
+ * (op_detail.c) is the same text as the jansson path (detailv + wq__detail_text) makes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/op.h"
+
+static int fast(char *buf, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = wq__detail_fast(buf, sz, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* Both paths for one argument list: the same text, or (want_fast 0) the fast one declines. */
+#define SAME(want_fast, fmt, ...)                                                          \
+	do {                                                                               \
+		char buf_[WQ__DETAIL_MAX + 1];                                             \
+		wq_error e_;                                                               \
+		json_t *d_ = wq__detailf(&e_, fmt, __VA_ARGS__);                           \
+		char *slow_ = d_ ? wq__detail_text(d_) : NULL;                             \
+		int n_ = fast(buf_, sizeof buf_, fmt, __VA_ARGS__);                        \
+		assert_non_null(slow_);                                                    \
+		if (want_fast) {                                                           \
+			assert_true(n_ >= 0);                                              \
+			assert_string_equal(buf_, slow_);                                  \
+			assert_int_equal((size_t)n_, strlen(slow_));                       \
+		} else {                                                                   \
+			assert_int_equal(n_, -1);                                          \
+		}                                                                          \
+		free(slow_);                                                               \
+		json_decref(d_);                                                           \
+	} while (0)
+
+static void the_drain_events(void **state)
+{
+	(void)state;
+	SAME(1, "as", (int64_t)42, 1, "instance", "host-1234-abcdef", WQ_NAME_MAX);
+	SAME(1, "a", (int64_t)42, 3);
+	SAME(1, "ab", (int64_t)42, 3, "in_process", 1);
+	SAME(1, "aiSSSS", (int64_t)7, 2, "result_size", (int64_t)0, "result_sha256",
+	     (const char *)NULL, WQ_SHA256_HEX - 1, "outcome", (const char *)NULL, WQ_REASON_MAX,
+	     "effect", "", WQ_EFFECT_NAME_MAX, "handler_outcome", (const char *)NULL,
+	     WQ_REASON_MAX);
+	SAME(1, "asitSS", (int64_t)9, 1, "reason", "handler-failed", WQ_REASON_MAX,
+	     "exit_status", (int64_t)1, "retry_at", (int64_t)1700000000123456, "effect",
+	     "charge", WQ_EFFECT_NAME_MAX, "handler_outcome", "", WQ_REASON_MAX);
+}
+
+static void escapes_cuts_and_omissions(void **state)
+{
+	(void)state;
+	/* quotes, backslashes, every control character, DEL, UTF-8 kept, invalid bytes */
+	SAME(1, "ss", "a", "q\"b\\s/\b\f\n\r\t\x01\x1f\x7f end", 100, "b",
+	     "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 \xff\xc3 x", 100);
+	/* cut at max bytes, on a character boundary */
+	SAME(1, "s", "r", "\xc3\xa9\xc3\xa9\xc3\xa9", 5);
+	SAME(1, "s", "r", "abcdef", 0);
+	/* 'S' empty and NULL left out; 's' NULL is ""; 'I' negative left out, 'i' kept */
+	SAME(1, "SsIi", "x", "", 10, "y", (const char *)NULL, 10, "n", (int64_t)-1, "m",
+	     (int64_t)-5);
+	SAME(1, "bb", "t", 1, "f", 0);
+	SAME(1, "t", "at", (int64_t)0);
+	/* keys in strcmp order whatever the order given */
+	SAME(1, "iiia", "zeta", (int64_t)1, "Alpha", (int64_t)2, "attempt", (int64_t)3,
+	     (int64_t)5, 1);
+}
+
+static void declines_what_jansson_must_write(void **state)
+{
+	char big[600];
+
+	(void)state;
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	/* too long: wq__detail_text cuts the free text */
+	SAME(0, "as", (int64_t)1, 1, "reason_detail", big, 1000);
+	/* a key twice: detailv keeps the last */
+	SAME(0, "ii", "k", (int64_t)1, "k", (int64_t)2);
+	/* exactly at the limit still fits */
+	big[WQ__DETAIL_MAX - 8] = '\0'; /* {"r":"..."} is 8 bytes around the text */
+	SAME(1, "s", "r", big, 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(the_drain_events),
+		cmocka_unit_test(escapes_cuts_and_omissions),
+		cmocka_unit_test(declines_what_jansson_must_write),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
