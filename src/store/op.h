@@ -162,6 +162,7 @@ wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
  * into buf without a jansson object; its length, or -1 when the jansson path must write
  * it (it would be cut, a key repeats, ...). */
 int wq__detail_fast(char *buf, size_t sz, const char *fmt, va_list ap);
+int wq__detail_fastf(char *buf, size_t sz, const char *fmt, ...);
 /* The detail object wq__eventf would append (the caller owns it), or NULL with *err. */
 json_t *wq__detailf(wq_error *err, const char *fmt, ...);
 /* Within a write transaction: wakes LISTENing workers when it commits (drivers with
@@ -224,9 +225,11 @@ extern const size_t wq__task_ncols;
  * firing, op_schedule.c: the same operation-key idempotency as wq_enqueue). */
 wq_rc wq__enqueue_in(struct wq__store *s, const struct wq__new_task *t,
 		     struct wq__enqueued_row *out, wq_error *err);
-/* op_task.c: the detail of a new task's `accepted` event (the caller owns it), or NULL
- * with *err (out of memory). */
-json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err);
+/* op_task.c: the detail text of new task t's `accepted` event: in buf (bufsz at least
+ * WQ__DETAIL_MAX + 1 for the fast path), else in *owned (the caller frees it); NULL with
+ * *err when out of memory. */
+const char *wq__accepted_text(const struct wq__new_task *t, char *buf, size_t bufsz,
+			      char **owned, wq_error *err);
 /* op_enqueue_one.c (wave 4): on a driver with WQ__SQL_CAP_AUTOCOMMIT (PostgreSQL), t as
  * a NEW task in one autocommitted statement (operation row, task, `accepted` event,
  * NOTIFY): one round trip. WQ__ENQUEUE_ONE_NO when it does not apply (SQLite, a limit,
@@ -344,6 +347,11 @@ struct wq__task_facts {
 /* 1 when rows go to the store as multi-row statements (a server store: round trips). */
 int wq__rows_batched(const struct wq__store *s);
 void wq__rows_on(struct wq__store *s); /* within wq__begin..wq__end */
+/* Buffering on whatever the driver: for a caller whose rows must be written after rows it
+ * inserts later in the same transaction (op_enqueue_rows.c: the events of a batch's items
+ * name tasks inserted after the loop over them; written one at a time they would name
+ * tasks not yet there). */
+void wq__rows_on_always(struct wq__store *s);
 wq_rc wq__rows_flush(struct wq__store *s, wq_error *err); /* wq__end, before COMMIT */
 void wq__rows_reset(struct wq__store *s);                 /* wq__begin, wq__end */
 void wq__rows_free(struct wq__store *s);                  /* the store's close */

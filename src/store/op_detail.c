@@ -183,3 +183,14 @@ int wq__detail_fast(char *buf, size_t sz, const char *fmt, va_list ap)
 	buf[o.n] = '\0';
 	return (int)o.n;
 }
+
+int wq__detail_fastf(char *buf, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = wq__detail_fast(buf, sz, fmt, ap);
+	va_end(ap);
+	return n;
+}

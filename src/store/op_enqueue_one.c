@@ -30,18 +30,14 @@ static wq_rc one(struct wq__store *s, const struct wq__new_task *t, const char *
 {
 	struct one_row r = {0};
 	size_t found = 0;
-	json_t *d;
-	char *detail;
+	char buf[WQ__DETAIL_MAX + 1], *owned;
+	const char *detail;
 	wq_rc rc;
 
 	if (!(s->drv->caps & WQ__SQL_CAP_AUTOCOMMIT) || t->max_active > 0 || t->lock)
 		return WQ__ENQUEUE_ONE_NO;
-	if (!(d = wq__accepted_detail(t, err)))
+	if (!(detail = wq__accepted_text(t, buf, sizeof buf, &owned, err)))
 		return WQ_ENOMEM;
-	detail = wq__detail_text(d);
-	json_decref(d);
-	if (!detail)
-		return wq__err(err, WQ_ENOMEM, "out of memory (event accepted)");
 	if (alone) {
 		s->lost_op = t->key ? t->key : t->operation;
 		s->lost_op_keyed = t->key != NULL;
@@ -56,7 +52,7 @@ static wq_rc one(struct wq__store *s, const struct wq__new_task *t, const char *
 				  WQ__AT(t->fingerprint),
 				  t->notify ? WQ__AT(t->notify) : WQ__ANULL, WQ__AT(detail)),
 			 WQ__COLS(one_cols), &r, &found, "insert task", err);
-	free(detail);
+	free(owned);
 	if (alone) {
 		/* The tests' lost answer (as wq__end's): committed for real, reported unknown. */
 		if (!rc && found && wq__failpoint_hit("commit-lost"))

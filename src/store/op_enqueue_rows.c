@@ -76,51 +76,7 @@ static int keyed_cmp(const void *pa, const void *pb)
 
 /* ---- the accepted detail ---- */
 
-#define ACCEPTED_MAX 1024 /* the plain text's room (kind and hashes bounded: ~400) */
-
-/* Text jansson writes as it is: printable ASCII without quote or backslash. */
-static int plain(const char *s, size_t max)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++)
-		if (n >= max || (unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e ||
-		    s[n] == '"' || s[n] == '\\')
-			return 0;
-	return 1;
-}
-
-/* The `accepted` detail of t: the text wq__detail_text(wq__accepted_detail(t)) gives
- * (compact, keys sorted), written directly when every text in it is plain (kinds,
- * hashes, times always are); otherwise through jansson into *owned. */
-static const char *accepted_text(const struct wq__new_task *t, char *buf, size_t bufsz,
-				 char **owned, wq_error *err)
-{
-	char due[WQ_TIME_BUFSZ];
-	json_t *d;
-	int k;
-
-	*owned = NULL;
-	if (plain(t->kind, WQ_KIND_MAX) && plain(t->fingerprint, WQ_SHA256_HEX - 1) &&
-	    plain(t->payload_sha256, WQ_SHA256_HEX - 1)) {
-		k = snprintf(buf, bufsz,
-			     "{\"due_at\":\"%s\",\"fingerprint\":\"%s\",\"keyed\":%s,\"kind\":\"%s\","
-			     "\"max_attempts\":%d,\"payload_sha256\":\"%s\",\"payload_size\":%zu,"
-			     "\"payload_version\":%d,\"priority\":%d}",
-			     wq_time_format(t->due_at, due), t->fingerprint,
-			     t->key ? "true" : "false", t->kind, t->max_attempts,
-			     t->payload_sha256, t->payload_len, t->payload_version, t->priority);
-		if (k > 0 && (size_t)k < bufsz)
-			return buf;
-	}
-	if (!(d = wq__accepted_detail(t, err)))
-		return NULL;
-	*owned = wq__detail_text(d);
-	json_decref(d);
-	if (!*owned)
-		wq__err(err, WQ_ENOMEM, "out of memory (event accepted)");
-	return *owned;
-}
+#define ACCEPTED_MAX (WQ__DETAIL_MAX + 1) /* the fast path's room (wq__accepted_text) */
 
 /* ---- the statements ---- */
 
@@ -391,7 +347,7 @@ static wq_rc accepted_buffer(struct wq__store *s, const struct wq__new_task *t, 
 	char buf[ACCEPTED_MAX], *owned;
 	const char *detail;
 
-	if (!(detail = accepted_text(t, buf, sizeof buf, &owned, err)))
+	if (!(detail = wq__accepted_text(t, buf, sizeof buf, &owned, err)))
 		return WQ_ENOMEM;
 	wq__rows_event(s, id, t->now, 0, "accepted", "", detail);
 	free(owned);
@@ -418,7 +374,7 @@ static wq_rc accepted_chunk(struct wq__store *s, const struct chunk *c,
 
 	for (r = 0; !rc && r < c->rows; r++) {
 		const struct wq__new_task *it = t[j + r];
-		const char *d = accepted_text(it, buf[r], sizeof buf[r], &owned[r], err);
+		const char *d = wq__accepted_text(it, buf[r], sizeof buf[r], &owned[r], err);
 
 		a[r * EVENT_ARGS] = WQ__AI(base + (int64_t)(j + r) + 1);
 		a[r * EVENT_ARGS + 1] = WQ__AI(ids[j + r].id);
@@ -485,7 +441,8 @@ wq_rc wq__enqueue_rows(struct wq__store *s, const struct wq__new_task *const *t,
 	wq_rc rc;
 
 	*made = 0;
-	wq__rows_on(s); /* events: one statement, before COMMIT (wq__end) */
+	/* events: one statement before COMMIT (wq__end), after the task rows they name */
+	wq__rows_on_always(s);
 	if ((rc = plan_keys(t, n, &p, err)))
 		goto out;
 	if (p.nk && (rc = keys_read(s, t, p.keys, p.nk, err)))

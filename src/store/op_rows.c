@@ -124,6 +124,12 @@ void wq__rows_on(struct wq__store *s)
 	s->rows_on = wq__rows_batched(s);
 }
 
+void wq__rows_on_always(struct wq__store *s)
+{
+	wq__rows_reset(s);
+	s->rows_on = 1;
+}
+
 void wq__rows_reset(struct wq__store *s)
 {
 	s->rows_on = 0;

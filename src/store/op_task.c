@@ -145,20 +145,35 @@ wq_rc wq__enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
 	return rc;
 }
 
-json_t *wq__accepted_detail(const struct wq__new_task *t, wq_error *err)
+/* The `accepted` event's fields in wq__detailf's format: written once for every path
+ * that records an acceptance (enqueue_body, op_enqueue_one.c, op_enqueue_rows.c). */
+#define ACCEPTED_FIELDS(t)                                                                 \
+	"sitisiisb", "kind", (t)->kind, WQ_KIND_MAX, "priority", (int64_t)(t)->priority,   \
+	    "due_at", (t)->due_at, "payload_size", (int64_t)(t)->payload_len,              \
+	    "payload_sha256", (t)->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",   \
+	    (int64_t)(t)->payload_version, "max_attempts", (int64_t)(t)->max_attempts,     \
+	    "fingerprint", (t)->fingerprint, WQ_SHA256_HEX - 1, "keyed", (t)->key != NULL
+
+const char *wq__accepted_text(const struct wq__new_task *t, char *buf, size_t bufsz,
+			      char **owned, wq_error *err)
 {
-	return wq__detailf(err, "sitisiisb", "kind", t->kind, WQ_KIND_MAX, "priority",
-			   (int64_t)t->priority, "due_at", t->due_at, "payload_size",
-			   (int64_t)t->payload_len, "payload_sha256", t->payload_sha256,
-			   WQ_SHA256_HEX - 1, "payload_version", (int64_t)t->payload_version,
-			   "max_attempts", (int64_t)t->max_attempts, "fingerprint",
-			   t->fingerprint, WQ_SHA256_HEX - 1, "keyed", t->key != NULL);
+	json_t *d;
+
+	*owned = NULL;
+	if (wq__detail_fastf(buf, bufsz, ACCEPTED_FIELDS(t)) >= 0)
+		return buf;
+	if (!(d = wq__detailf(err, ACCEPTED_FIELDS(t))))
+		return NULL;
+	*owned = wq__detail_text(d);
+	json_decref(d);
+	if (!*owned)
+		wq__err(err, WQ_ENOMEM, "out of memory (event accepted)");
+	return *owned;
 }
 
 static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
-	json_t *detail;
 	int64_t changes = 0;
 	wq_rc rc;
 
@@ -192,8 +207,7 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 		if (rc)
 			return rc;
 	}
-	detail = wq__accepted_detail(t, err);
-	rc = detail ? wq__event(s, q->id, t->now, 0, "accepted", "", detail, err) : WQ_ENOMEM;
+	rc = wq__eventf(s, q->id, t->now, 0, "accepted", "", err, ACCEPTED_FIELDS(t));
 	/* Turn lock key (issue 10): what the claim's FIFO-per-key rule reads. */
 	if (!rc && t->lock)
 		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
