@@ -118,11 +118,15 @@ static void on_done(uv_async_t *a)
 	if (claim)
 		st->claim_busy = 0;
 	ref_if_busy(st);
+	/* The claim's answer first: its tasks are kept (or started) before the outcomes'
+	 * answers free slots and ask for the next claim, which counts the kept tasks. The
+	 * other order asked for a full prefetch while this answer's tasks were in no
+	 * count: up to twice `prefetch` kept. Both answers are of committed work. */
+	if (claim)
+		wq__worker_claimed(w, claim_rc, got, ngot, &claim_e);
 	if (batch)
 		wq__record_answer(w, st->js, st->os, st->rcs, st->errs, st->n, st->batch_rc,
 				  &st->batch_e);
-	if (claim)
-		wq__worker_claimed(w, claim_rc, got, ngot, &claim_e);
 }
 
 void wq__st_start(struct wq_worker *w)
