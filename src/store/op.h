@@ -59,6 +59,10 @@ struct wq__store {
 	 * claim taking several lock keys reads it once, after its claim statement. */
 	int in_tx;
 	int64_t clock_now;
+	/* wave5 pgw (op_finish_many.c): within finish_batch, the outcomes recorded by the
+	 * multi-row UPDATE (owned, in task id order), NULL otherwise. */
+	struct wq__fin_many *fin_many;
+	size_t nfin_many;
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array
@@ -366,5 +370,16 @@ wq_rc wq__store_clock(struct wq__store *s, int64_t *now, wq_error *err);
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)
 #undef WQ__OP_DECLARE
+
+/* ---- wave5 pgw: multi-row `succeeded` outcomes (op_finish_many.c) ---- */
+/* Within finish_batch's transaction, after the facts are read (v: in task order): the
+ * SUCCEEDED outcomes that fit recorded by one fenced statement, where the dialect has it;
+ * WQ_OK with nothing done otherwise. An error: the caller rolls back. */
+wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, size_t n,
+		      wq_error *err);
+/* 1 when o's UPDATE ran in wq__finish_many: *changes is what it changed (1 or 0); 0 when
+ * the caller runs SQL_FINISH_SUCCEEDED itself. */
+int wq__finish_many_take(struct wq__store *s, const struct wq__outcome *o, int64_t *changes);
+void wq__finish_many_end(struct wq__store *s); /* forgets (frees) the batch's answers */
 
 #endif /* WQ_STORE_OP_H */
