@@ -22,6 +22,15 @@
  * sent and got no answer may or may not have committed: it is COMMIT_UNKNOWN, exactly
  * like a COMMIT whose answer was lost, and never repeated here — the core decides
  * whether a repeat is safe (sql.c, retry_safe).
+ *
+ * wave5 pgw: begin() sends nothing. BEGIN goes out with the transaction's first statement
+ * in one pipeline (libpq pipeline mode: one round trip where there were two). Until it
+ * is sent nothing of the transaction is on the server, so a connection found dead then
+ * is simply replaced, and a pipeline that lost its connection (no COMMIT in it: the
+ * server rolled back whatever it got) runs again once on the new connection, write or
+ * read, exactly as a BEGIN alone used to. A commit() with BEGIN still unsent has nothing
+ * to commit; it answers as it did for an empty transaction (LOST when the connection
+ * died meanwhile).
  */
 #include "internal.h"
 #include "sql.h"
@@ -51,6 +60,7 @@ struct wq__conn {
 	/* Of each statement id: 1 a read (safe to run again), 2 a write, 0 not known yet. */
 	unsigned char kind[WQ__SQL_COUNT];
 	int in_tx;                           /* between begin and commit/rollback */
+	int begin_pending;                   /* in_tx, and BEGIN not sent yet (wave5 pgw) */
 	unsigned gen, tx_gen;                /* connection generation (now, at begin) */
 	int reconnected;                     /* the last loss was followed by a good PQreset */
 	int listen_wanted, listening, fd_given; /* fd_given: wakeup_fd handed out the socket */
@@ -211,8 +221,15 @@ static int conn_ready(struct wq__conn *c)
  * still be on the connection it began on. */
 static int call_ready(struct wq__conn *c)
 {
+	int rc;
+
 	if (!c->in_tx)
 		return conn_ready(c);
+	if (c->begin_pending) { /* nothing of it sent yet: any good connection will do */
+		rc = conn_ready(c);
+		c->tx_gen = c->gen;
+		return rc;
+	}
 	if (c->gen != c->tx_gen || !conn_ok(c))
 		return set_err(c, WQ__SQL_LOST, "the connection was lost: the transaction "
 						      "is gone");
@@ -378,6 +395,20 @@ static int pg_begin(struct wq__conn *c, int write)
 	rc = conn_ready(c);
 	if (rc)
 		return rc;
+	c->in_tx = 1;
+	c->tx_gen = c->gen;
+	c->begin_pending = 1; /* sent with the first statement (see the top of this file) */
+	return WQ__SQL_OK;
+}
+
+/* Sends a pending BEGIN on its own (before a statement that cannot ride with it). */
+static int begin_now(struct wq__conn *c)
+{
+	int rc;
+
+	if (!c->begin_pending)
+		return WQ__SQL_OK;
+	c->begin_pending = 0;
 	c->reconnected = 0;
 	rc = simple(c, BEGIN_SQL);
 	if (rc == WQ__SQL_LOST && c->reconnected) {
@@ -385,11 +416,8 @@ static int pg_begin(struct wq__conn *c, int write)
 		c->reconnected = 0;
 		rc = simple(c, BEGIN_SQL);
 	}
-	if (rc)
-		return rc;
-	c->in_tx = 1;
 	c->tx_gen = c->gen;
-	return WQ__SQL_OK;
+	return rc;
 }
 
 /* Ends an open transaction without keeping anything. After a connection loss the server
@@ -397,6 +425,7 @@ static int pg_begin(struct wq__conn *c, int write)
 static void pg_rollback(struct wq__conn *c)
 {
 	c->in_tx = 0;
+	c->begin_pending = 0;
 	if (conn_ok(c) && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
 		PQclear(PQexec(c->pg, "ROLLBACK"));
 }
@@ -409,6 +438,15 @@ static int pg_commit(struct wq__conn *c)
 	int rc = WQ__SQL_OK;
 
 	probe(c);
+	if (c->begin_pending) { /* nothing was sent: nothing to commit */
+		c->begin_pending = 0;
+		rc = c->gen != c->tx_gen || !conn_ok(c)
+			     ? set_err(c, WQ__SQL_LOST, "the connection was lost: the "
+							"transaction is gone")
+			     : WQ__SQL_OK;
+		pg_rollback(c);
+		return rc;
+	}
 	rc = call_ready(c); /* known lost before COMMIT was sent: nothing committed */
 	if (rc) {
 		pg_rollback(c);
@@ -558,6 +596,40 @@ static int is_read(struct wq__conn *c, int id)
 	return c->kind[id] == 1;
 }
 
+/*
+ * BEGIN and prepared statement `name` as one pipeline (one round trip). Returns the
+ * statement's result, or the first failure (BEGIN's), NULL when there was none to read:
+ * the connection broke. Leaves pipeline mode whenever the connection is still good (a
+ * broken one is reset by conn_lost, which ends pipeline mode with the session).
+ */
+static PGresult *begin_pipelined(struct wq__conn *c, const char *name, int n,
+				 const struct params *p)
+{
+	PGresult *b = NULL, *res = NULL;
+
+	c->begin_pending = 0;
+	c->tx_gen = c->gen;
+	if (!PQenterPipelineMode(c->pg))
+		return NULL;
+	if (PQsendQueryParams(c->pg, BEGIN_SQL, 0, NULL, NULL, NULL, NULL, 0) &&
+	    PQsendQueryPrepared(c->pg, name, n, p->val, p->len, p->fmt, 0) &&
+	    PQpipelineSync(c->pg)) {
+		/* per query: its result, then NULL; then the sync's result */
+		if ((b = PQgetResult(c->pg)) != NULL && PQgetResult(c->pg) == NULL &&
+		    (res = PQgetResult(c->pg)) != NULL)
+			PQclear(PQgetResult(c->pg)); /* NULL after the statement's result */
+		PQclear(PQgetResult(c->pg)); /* PGRES_PIPELINE_SYNC */
+	}
+	if (b && PQresultStatus(b) != PGRES_COMMAND_OK) { /* BEGIN failed: report that */
+		PQclear(res);
+		res = b;
+		b = NULL;
+	}
+	PQclear(b);
+	PQexitPipelineMode(c->pg); /* fails only with results unread: a broken connection */
+	return res;
+}
+
 static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int nargs,
 		   struct wq__cursor **out)
 {
@@ -566,7 +638,8 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	char name[24];
 	PGresult *res;
 	ExecStatusType st;
-	int rc, sent, retry = !c->in_tx; /* see the top of this file */
+	/* see the top of this file: outside a transaction, or in one not sent yet */
+	int rc, sent, retry = !c->in_tx || c->begin_pending, piped;
 
 	*out = NULL;
 	if (id < 0 || id >= WQ__SQL_COUNT)
@@ -584,15 +657,19 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 			break;
 		c->reconnected = 0;
 		sent = 0;
-		rc = c->prepared[id] ? WQ__SQL_OK : prepare(c, id, name);
+		piped = c->begin_pending && c->prepared[id];
+		rc = piped ? WQ__SQL_OK : begin_now(c);
+		if (rc == WQ__SQL_OK && !c->prepared[id])
+			rc = prepare(c, id, name);
 		if (rc == WQ__SQL_OK) {
 			sent = 1;
 			if (nargs < c->nparams[id]) {
 				rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
 				break;
 			}
-			res = PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len, p.fmt,
-					     0);
+			res = piped ? begin_pipelined(c, name, c->nparams[id], &p)
+				    : PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len,
+						     p.fmt, 0);
 			st = PQresultStatus(res);
 			if (res && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) {
 				rc = cursor_init(c, cur, res);
@@ -612,6 +689,9 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 		if (rc != WQ__SQL_LOST || !retry || !c->reconnected)
 			break;
 		retry = 0;
+		/* a transaction's first statement (retry says so): BEGIN goes again with
+		 * it; nothing of the transaction survived the old connection */
+		c->begin_pending = c->in_tx;
 	}
 	pg_done(cur);
 	return rc;
@@ -674,6 +754,8 @@ static int pg_script(struct wq__conn *c, const char *sql)
 {
 	int rc = call_ready(c);
 
+	if (!rc)
+		rc = begin_now(c);
 	return rc ? rc : simple(c, sql);
 }
 
