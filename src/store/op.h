@@ -381,5 +381,11 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
  * the caller runs SQL_FINISH_SUCCEEDED itself. */
 int wq__finish_many_take(struct wq__store *s, const struct wq__outcome *o, int64_t *changes);
 void wq__finish_many_end(struct wq__store *s); /* forgets (frees) the batch's answers */
+/* sql.c: within a write transaction, statement id whose answer the caller does not
+ * read (a multi-row write before COMMIT), sent without waiting where the driver can
+ * (exec_queued: PostgreSQL's pipeline); its failure may come with the next statement or
+ * the commit instead, which then fail (nothing commits). Elsewhere: wq__run. */
+wq_rc wq__run_queued(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		     const char *what, wq_error *err);
 
 #endif /* WQ_STORE_OP_H */

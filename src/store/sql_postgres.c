@@ -31,6 +31,13 @@
  * read, exactly as a BEGIN alone used to. A commit() with BEGIN still unsent has nothing
  * to commit; it answers as it did for an empty transaction (LOST when the connection
  * died meanwhile).
+ *
+ * wave5 pgw: exec_queued() sends a statement of the open transaction whose answer nobody
+ * reads (the multi-row writes just before COMMIT) without waiting: it stays in the
+ * pipeline, and the next call reads its answer first (settle) — commit() sends COMMIT
+ * in the same pipeline, so the rows and the COMMIT are one round trip. A queued
+ * statement's failure fails that next call (the transaction was aborted by the server:
+ * nothing commits); a connection lost with COMMIT in the pipeline is COMMIT_UNKNOWN.
  */
 #include "internal.h"
 #include "sql.h"
@@ -61,6 +68,7 @@ struct wq__conn {
 	unsigned char kind[WQ__SQL_COUNT];
 	int in_tx;                           /* between begin and commit/rollback */
 	int begin_pending;                   /* in_tx, and BEGIN not sent yet (wave5 pgw) */
+	int queued;                          /* statements in the pipeline, answers unread */
 	unsigned gen, tx_gen;                /* connection generation (now, at begin) */
 	int reconnected;                     /* the last loss was followed by a good PQreset */
 	int listen_wanted, listening, fd_given; /* fd_given: wakeup_fd handed out the socket */
@@ -388,6 +396,58 @@ static const char *pg_errmsg(struct wq__conn *c)
  * `write` flag changes nothing (a READ ONLY transaction would refuse FOR UPDATE). */
 #define BEGIN_SQL "BEGIN ISOLATION LEVEL READ COMMITTED"
 
+/*
+ * Ends the pipeline of queued statements: sends `last` after them when non-NULL (COMMIT),
+ * a sync, and reads every answer. The first failure (a queued statement's, or last's)
+ * as a code, its message recorded; *last_res (may be NULL) gets last's result (owned)
+ * when it succeeded. Pipeline mode is left while the connection is good; a broken one is
+ * reset (pg_fail) only after the reading.
+ */
+static int settle(struct wq__conn *c, const char *last, PGresult **last_res)
+{
+	PGresult *r, *bad = NULL;
+	int n = c->queued, i, broken = 0, rc = WQ__SQL_OK;
+
+	c->queued = 0;
+	if (last_res)
+		*last_res = NULL;
+	if (last && PQsendQueryParams(c->pg, last, 0, NULL, NULL, NULL, NULL, 0))
+		n++;
+	else if (last)
+		broken = 1;
+	if (!PQpipelineSync(c->pg))
+		broken = 1;
+	for (i = 0; i < n && !broken; i++) { /* per query: its result, then NULL */
+		if (!(r = PQgetResult(c->pg))) {
+			broken = 1;
+			break;
+		}
+		PQclear(PQgetResult(c->pg));
+		if (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK) {
+			if (last && i == n - 1 && last_res)
+				*last_res = r;
+			else
+				PQclear(r);
+		} else if (!bad && PQresultStatus(r) != PGRES_PIPELINE_ABORTED) {
+			bad = r;
+		} else {
+			PQclear(r);
+		}
+	}
+	if (!broken)
+		PQclear(PQgetResult(c->pg)); /* PGRES_PIPELINE_SYNC */
+	PQexitPipelineMode(c->pg); /* fails only with answers unread: a broken connection */
+	if (bad || broken || PQstatus(c->pg) == CONNECTION_BAD) {
+		rc = pg_fail(c, bad); /* NULL and a good connection: NOMEM (no answer) */
+		if (last_res) {
+			PQclear(*last_res);
+			*last_res = NULL;
+		}
+	}
+	PQclear(bad);
+	return rc;
+}
+
 static int pg_begin(struct wq__conn *c, int write)
 {
 	int rc;
@@ -426,6 +486,8 @@ static void pg_rollback(struct wq__conn *c)
 {
 	c->in_tx = 0;
 	c->begin_pending = 0;
+	if (c->queued)
+		settle(c, NULL, NULL); /* answers that no longer matter */
 	if (conn_ok(c) && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
 		PQclear(PQexec(c->pg, "ROLLBACK"));
 }
@@ -452,14 +514,19 @@ static int pg_commit(struct wq__conn *c)
 		pg_rollback(c);
 		return rc;
 	}
-	res = PQexec(c->pg, "COMMIT");
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		rc = pg_fail(c, res);
+	if (c->queued) { /* COMMIT rides with the queued statements */
+		rc = settle(c, "COMMIT", &res);
+		if (rc == WQ__SQL_LOST)
+			rc = WQ__SQL_COMMIT_UNKNOWN; /* COMMIT was in the pipeline */
+	} else {
+		res = PQexec(c->pg, "COMMIT");
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			rc = pg_fail(c, res);
 		if (rc == WQ__SQL_LOST)
 			rc = WQ__SQL_COMMIT_UNKNOWN;
-	} else if (strcmp(PQcmdStatus(res), "COMMIT") != 0) {
-		rc = set_err(c, WQ__SQL_ERROR, "the transaction was rolled back");
 	}
+	if (!rc && strcmp(PQcmdStatus(res), "COMMIT") != 0)
+		rc = set_err(c, WQ__SQL_ERROR, "the transaction was rolled back");
 	PQclear(res);
 	c->in_tx = 0;
 	if (rc)
@@ -653,6 +720,8 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	snprintf(name, sizeof(name), "wq_%d", id);
 	for (;;) {
 		rc = call_ready(c);
+		if (!rc && c->queued) /* the answers of the queued statements first */
+			rc = settle(c, NULL, NULL);
 		if (rc)
 			break;
 		c->reconnected = 0;
@@ -695,6 +764,41 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	}
 	pg_done(cur);
 	return rc;
+}
+
+/* Sends statement `id` of the open transaction into the pipeline without reading its
+ * answer (see the top of this file); one not prepared yet, or outside a transaction,
+ * runs at once instead. */
+static int pg_exec_queued(struct wq__conn *c, int id, const struct wq__arg *args, int nargs)
+{
+	struct wq__cursor *cur = NULL;
+	struct params p;
+	char name[24];
+	int rc;
+
+	if (id < 0 || id >= WQ__SQL_COUNT || !c->in_tx || !c->prepared[id] ||
+	    (!c->queued && c->begin_pending)) {
+		rc = pg_exec(c, id, args, nargs, &cur); /* BEGIN rides with it that way */
+		pg_done(cur);
+		return rc;
+	}
+	rc = params_set(c, &p, args, nargs);
+	if (!rc)
+		rc = call_ready(c);
+	if (!rc && nargs < c->nparams[id])
+		rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
+	if (rc)
+		return rc;
+	if (!c->queued && !PQenterPipelineMode(c->pg))
+		return pg_fail(c, NULL);
+	snprintf(name, sizeof(name), "wq_%d", id);
+	if (PQsendQueryPrepared(c->pg, name, c->nparams[id], p.val, p.len, p.fmt, 0)) {
+		c->queued++;
+		return WQ__SQL_OK;
+	}
+	/* not sent (the connection broke while writing): the earlier answers, then why */
+	rc = c->queued ? settle(c, NULL, NULL) : (PQexitPipelineMode(c->pg), WQ__SQL_OK);
+	return rc ? rc : pg_fail(c, NULL);
 }
 
 /* The next row; its bytea columns are decoded here, where a failure can be reported. */
@@ -754,6 +858,8 @@ static int pg_script(struct wq__conn *c, const char *sql)
 {
 	int rc = call_ready(c);
 
+	if (!rc && c->queued)
+		rc = settle(c, NULL, NULL);
 	if (!rc)
 		rc = begin_now(c);
 	return rc ? rc : simple(c, sql);
@@ -785,6 +891,8 @@ static int pg_wakeup_drain(struct wq__conn *c)
 	PGnotify *note;
 	int got = 0;
 
+	if (c->queued) /* mid-transaction: its answers are read by its next call */
+		return 0;
 	if (!conn_ok(c) || !c->fd_given || c->fd_gen != c->gen || !c->listening)
 		return -1;
 	probe(c); /* also sees the end of stream right after a FATAL */
@@ -809,4 +917,5 @@ const struct wq__sql_driver wq__postgres_driver = {
 	.exec = pg_exec, .step = pg_step, .is_null = pg_is_null, .col_i64 = pg_col_i64,
 	.col_text = pg_col_text, .changes = pg_changes, .done = pg_done, .script = pg_script,
 	.wakeup_fd = pg_wakeup_fd, .wakeup_drain = pg_wakeup_drain,
+	.exec_queued = pg_exec_queued,
 };

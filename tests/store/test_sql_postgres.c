@@ -495,6 +495,72 @@ static void test_pipelined_begin(void **state)
 	D->close(c);
 }
 
+/* wave5 pgw: statements queued in the pipeline (exec_queued) ride with COMMIT. They
+ * commit with it; one that fails fails the commit with its own code and nothing of the
+ * transaction is kept; the connection goes on. COMMIT in the pipeline without an
+ * answer: COMMIT_UNKNOWN (the slow deferred trigger of test_commit_unknown). */
+static void test_queued(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-q0"), WQ__AT("")};
+	struct killer k = {0};
+	PGconn *pg = other();
+	pthread_t th;
+
+	(void)state;
+	assert_non_null(D->exec_queued);
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK); /* prepared now */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q1");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q2");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_int_equal(instances_named(pg, "inst-q1"), 1);
+	assert_int_equal(instances_named(pg, "inst-q2"), 1);
+
+	/* a failing one (the row exists) between two good ones */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q3");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q1");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q4");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_UNIQUE);
+	D->rollback(c);
+	assert_int_equal(instances_named(pg, "inst-q3"), 0);
+	assert_int_equal(instances_named(pg, "inst-q4"), 0);
+	/* ... and a statement after a failing queued one fails with it */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), read_i64(c, T_PID, NULL, 0));
+	a[0] = WQ__AT("inst-q1");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(run(c, T_PID, NULL, 0), WQ__SQL_UNIQUE);
+	D->rollback(c);
+	assert_true(read_i64(c, T_PID, NULL, 0) > 0);
+
+	other_sql(pg, "CREATE FUNCTION slow_q() RETURNS trigger LANGUAGE plpgsql AS "
+		      "$$BEGIN PERFORM pg_sleep(60); RETURN NULL; END$$");
+	other_sql(pg, "CREATE CONSTRAINT TRIGGER slow_q AFTER INSERT ON instances "
+		      "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+		      "WHEN (NEW.id = 'inst-q-slow') EXECUTE FUNCTION slow_q()");
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), k.pid);
+	a[0] = WQ__AT("inst-q-slow");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	assert_int_equal(D->commit(c), WQ__SQL_COMMIT_UNKNOWN);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+	D->rollback(c);
+	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid); /* reconnected */
+	other_sql(pg, "DROP TRIGGER slow_q ON instances");
+	PQfinish(pg);
+	D->close(c);
+}
+
 static void test_commit_unknown(void **state)
 {
 	struct wq__conn *c = open_db();
@@ -684,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_lost_midway),
 		cmocka_unit_test(test_pipelined_begin),
+		cmocka_unit_test(test_queued),
 		cmocka_unit_test(test_commit_unknown),
 		cmocka_unit_test(test_autocommit_write),
 		cmocka_unit_test(test_wakeup),
