@@ -12,7 +12,12 @@
 #define D_SKIP_LOCKED " FOR UPDATE SKIP LOCKED"
 /* An ARRAY(...) sub-select is evaluated exactly once (an InitPlan). */
 #define D_PICK(sub) "id = ANY (ARRAY (" sub "))"
-#define D_UNINDEXED(col) col
+/* wave5 pgw: the claim's outer re-check of state, kept off the indexes here too. With
+ * stale statistics (a burst of enqueues not yet analyzed: "pending" looks rare) the
+ * planner looked the picked ids up through tasks_claim (state, order_at, id), reading
+ * every pending entry of it per claim (85 ms of a 128 ms claim of 64 with 20k pending);
+ * written so, only tasks_pkey serves "id = ANY (...)". Same rows. */
+#define D_UNINDEXED(col) "(" col " || '')"
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
 #define D_RETURNING_ID " RETURNING id"
@@ -140,6 +145,25 @@ static const char *postgres_text(int id)
 		       "CAST(e.v->>14 AS integer), e.v->>15, NULLIF(e.v->>16, '') FROM "
 		       "json_array_elements(CAST($1 AS json)) WITH ORDINALITY AS e (v, n) "
 		       "ORDER BY e.n";
+	/* wave5 pgw (op_finish_many.c): SQL_FINISH_SUCCEEDED's SET and fence (WQ__OWNED) for
+	 * each row of $1. The rows are looked up by an array of their ids (evaluated once,
+	 * an index scan of tasks_pkey in id order, so the rows are locked in task order like
+	 * the per-row statements did) and joined to their values by id. The state is
+	 * compared as (state || ''): else, with "running" rare in the statistics, the
+	 * planner read every running task through tasks_running_instance instead. */
+	case SQL_FINISH_SUCCEEDED_MANY:
+		return "UPDATE tasks SET state = 'succeeded', finished_at = r.f, updated_at = r.f, "
+		       "outcome = r.o, result = CASE WHEN r.hr <> 0 THEN decode(r.res, 'hex') END, "
+		       "result_size = r.rs, result_sha256 = r.sha, has_result = r.hr, "
+		       "last_exit_status = r.x, reason = '', reason_detail = '' FROM (SELECT "
+		       "CAST(e.v->>0 AS bigint) AS t, CAST(e.v->>1 AS integer) AS a, e.v->>2 AS i, "
+		       "CAST(e.v->>3 AS bigint) AS f, e.v->>4 AS o, e.v->>5 AS res, CAST(e.v->>6 AS "
+		       "bigint) AS rs, e.v->>7 AS sha, CAST(e.v->>8 AS integer) AS hr, "
+		       "CAST(e.v->>9 AS integer) AS x FROM json_array_elements(CAST($1 AS json)) "
+		       "AS e (v)) AS r WHERE tasks.id = ANY (ARRAY (SELECT CAST(e.v->>0 AS bigint) "
+		       "FROM json_array_elements(CAST($1 AS json)) AS e (v))) AND tasks.id = r.t "
+		       "AND (tasks.state || '') = 'running' AND tasks.attempt = r.a AND "
+		       "tasks.instance = r.i RETURNING tasks.id";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -24,7 +24,8 @@
 	X(PQnparams) X(PQntuples) X(PQping) X(PQport) X(PQprepare) X(PQreset)                \
 	X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus)                      \
 	X(PQsetNoticeReceiver) X(PQsocket) X(PQstatus) X(PQtransactionStatus)                \
-	X(PQunescapeBytea)
+	X(PQunescapeBytea) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync)   \
+	X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQgetResult)
 
 #define WQ__LAZY_MEMBER(f) __typeof__(f) *f;
 struct wq__pq_api {
@@ -73,6 +74,13 @@ int wq__lazy_pq_load(char *msg, size_t msgsz);
 #define PQstatus (wq__pq_api.PQstatus)
 #define PQtransactionStatus (wq__pq_api.PQtransactionStatus)
 #define PQunescapeBytea (wq__pq_api.PQunescapeBytea)
+/* wave5 pgw: pipeline mode (sql_postgres.c) */
+#define PQenterPipelineMode (wq__pq_api.PQenterPipelineMode)
+#define PQexitPipelineMode (wq__pq_api.PQexitPipelineMode)
+#define PQpipelineSync (wq__pq_api.PQpipelineSync)
+#define PQsendQueryParams (wq__pq_api.PQsendQueryParams)
+#define PQsendQueryPrepared (wq__pq_api.PQsendQueryPrepared)
+#define PQgetResult (wq__pq_api.PQgetResult)
 #endif
 
 #endif /* WQ_LAZY_PQ_H */

@@ -61,6 +61,10 @@ struct wq__store {
 	 * claim taking several lock keys reads it once, after its claim statement. */
 	int in_tx;
 	int64_t clock_now;
+	/* wave5 pgw (op_finish_many.c): within finish_batch, the outcomes recorded by the
+	 * multi-row UPDATE (owned, in task id order), NULL otherwise. */
+	struct wq__fin_many *fin_many;
+	size_t nfin_many;
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array
@@ -409,5 +413,22 @@ wq_rc wq__enqueue_many_rows(struct wq__store *s, const struct wq__new_task *cons
 	extern __typeof__(*((struct wq__store_methods *)0)->name) wq__op_##name;
 WQ__OPS(WQ__OP_DECLARE)
 #undef WQ__OP_DECLARE
+
+/* ---- wave5 pgw: multi-row `succeeded` outcomes (op_finish_many.c) ---- */
+/* Within finish_batch's transaction, after the facts are read (v: in task order): the
+ * SUCCEEDED outcomes that fit recorded by one fenced statement, where the dialect has it;
+ * WQ_OK with nothing done otherwise. An error: the caller rolls back. */
+wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, size_t n,
+		      wq_error *err);
+/* 1 when o's UPDATE ran in wq__finish_many: *changes is what it changed (1 or 0); 0 when
+ * the caller runs SQL_FINISH_SUCCEEDED itself. */
+int wq__finish_many_take(struct wq__store *s, const struct wq__outcome *o, int64_t *changes);
+void wq__finish_many_end(struct wq__store *s); /* forgets (frees) the batch's answers */
+/* sql.c: within a write transaction, statement id whose answer the caller does not
+ * read (a multi-row write before COMMIT), sent without waiting where the driver can
+ * (exec_queued: PostgreSQL's pipeline); its failure may come with the next statement or
+ * the commit instead, which then fail (nothing commits). Elsewhere: wq__run. */
+wq_rc wq__run_queued(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		     const char *what, wq_error *err);
 
 #endif /* WQ_STORE_OP_H */

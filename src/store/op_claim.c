@@ -444,6 +444,8 @@ static wq_rc finish_update(struct wq__store *s, const struct wq__outcome *o, int
 {
 	const char *sha = o->result ? wq__nz(o->result_sha256) : "";
 
+	if (wq__finish_many_take(s, o, changes)) /* wave5 pgw: ran with its batch */
+		return WQ_OK;
 	switch (o->kind) {
 	case WQ__FINISH_SUCCEEDED:
 		return wq__run(s, SQL_FINISH_SUCCEEDED,
@@ -623,6 +625,8 @@ static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_
 			    * remembered and taken by the next one */
 	wq__rows_on(s);
 	rc = batch_facts(s, v, n, &facts, &nfacts, err);
+	if (!rc) /* wave5 pgw: the `succeeded` ones in one statement (op_finish_many.c) */
+		rc = wq__finish_many(s, v, n, err);
 	for (i = 0; i < n && !rc; i++) {
 		for (k = 0; o[k] != v[i]; k++)
 			;
@@ -639,6 +643,7 @@ static wq_rc batch_once(struct wq__store *s, const struct wq__outcome **v, size_
 		s->keep = rc ? 0 : s->keep;
 	}
 	rc = wq__end(s, rc, err);
+	wq__finish_many_end(s);
 	free(facts);
 	return rc;
 }

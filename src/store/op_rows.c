@@ -177,7 +177,7 @@ static wq_rc flush_one(struct wq__store *s, struct wq__rowbuf *b, int id, const 
 		return WQ_OK;
 	if (!(text = wq__rb_text(b)))
 		return wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
-	return wq__run(s, id, WQ__ARGS(WQ__AT(text)), NULL, what, err);
+	return wq__run_queued(s, id, WQ__ARGS(WQ__AT(text)), what, err); /* wave5 pgw */
 }
 
 wq_rc wq__rows_flush(struct wq__store *s, wq_error *err)
@@ -202,9 +202,9 @@ wq_rc wq__rows_attempts_insert(struct wq__store *s, struct wq__rowbuf *rows,
 		return WQ_OK;
 	if (!(text = wq__rb_text(rows)))
 		return wq__err(err, WQ_ENOMEM, "out of memory (insert attempts)");
-	return wq__run(s, SQL_ATTEMPTS_INSERT_MANY,
-		       WQ__ARGS(WQ__AT(text), WQ__AT(instance), WQ__AI(now)), NULL,
-		       "insert attempts", err);
+	return wq__run_queued(s, SQL_ATTEMPTS_INSERT_MANY, /* wave5 pgw */
+			      WQ__ARGS(WQ__AT(text), WQ__AT(instance), WQ__AI(now)),
+			      "insert attempts", err);
 }
 
 /* ---- the facts of a batch's tasks ---- */

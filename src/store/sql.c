@@ -190,6 +190,21 @@ wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64
 	return query(s, id, a, n, NULL, NULL, NULL, changes, what, err);
 }
 
+/* wave5 pgw: see op.h. */
+wq_rc wq__run_queued(struct wq__store *s, int id, const struct wq__arg *a, int n,
+		     const char *what, wq_error *err)
+{
+	wq_rc rc = injected(s, err);
+	int st;
+
+	if (rc)
+		return rc;
+	if (!s->drv->exec_queued || !s->in_tx)
+		return wq__run(s, id, a, n, NULL, what, err);
+	st = s->drv->exec_queued(s->c, id, a, n);
+	return st ? wq__sql_fail(s, st, what, err) : WQ_OK;
+}
+
 wq_rc wq__insert(struct wq__store *s, int id, const struct wq__arg *a, int n, int64_t *newid,
 		 const char *what, wq_error *err)
 {

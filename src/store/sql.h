@@ -132,6 +132,13 @@ struct wq__sql_driver {
 	 * every reconnect), -1 when there is no connection now; drain 1 / 0 / -1. */
 	int (*wakeup_fd)(struct wq__conn *c);
 	int (*wakeup_drain)(struct wq__conn *c);
+
+	/* wave5 pgw (NULL: not available). Inside a write transaction: runs statement id,
+	 * whose rows and answer the caller does not read, possibly without waiting for it
+	 * (PostgreSQL: it stays in the pipeline, with COMMIT after it). Its failure may
+	 * come with the next call on the connection instead — commit() included, which
+	 * then commits nothing — so the caller does nothing after it that depends on it. */
+	int (*exec_queued)(struct wq__conn *c, int id, const struct wq__arg *args, int nargs);
 };
 
 /* What a dialect provides besides its driver: the statements whose text differs, and

@@ -22,6 +22,22 @@
  * sent and got no answer may or may not have committed: it is COMMIT_UNKNOWN, exactly
  * like a COMMIT whose answer was lost, and never repeated here — the core decides
  * whether a repeat is safe (sql.c, retry_safe).
+ *
+ * wave5 pgw: begin() sends nothing. BEGIN goes out with the transaction's first statement
+ * in one pipeline (libpq pipeline mode: one round trip where there were two). Until it
+ * is sent nothing of the transaction is on the server, so a connection found dead then
+ * is simply replaced, and a pipeline that lost its connection (no COMMIT in it: the
+ * server rolled back whatever it got) runs again once on the new connection, write or
+ * read, exactly as a BEGIN alone used to. A commit() with BEGIN still unsent has nothing
+ * to commit; it answers as it did for an empty transaction (LOST when the connection
+ * died meanwhile).
+ *
+ * wave5 pgw: exec_queued() sends a statement of the open transaction whose answer nobody
+ * reads (the multi-row writes just before COMMIT) without waiting: it stays in the
+ * pipeline, and the next call reads its answer first (settle) — commit() sends COMMIT
+ * in the same pipeline, so the rows and the COMMIT are one round trip. A queued
+ * statement's failure fails that next call (the transaction was aborted by the server:
+ * nothing commits); a connection lost with COMMIT in the pipeline is COMMIT_UNKNOWN.
  */
 #include "internal.h"
 #include "sql.h"
@@ -51,6 +67,8 @@ struct wq__conn {
 	/* Of each statement id: 1 a read (safe to run again), 2 a write, 0 not known yet. */
 	unsigned char kind[WQ__SQL_COUNT];
 	int in_tx;                           /* between begin and commit/rollback */
+	int begin_pending;                   /* in_tx, and BEGIN not sent yet (wave5 pgw) */
+	int queued;                          /* statements in the pipeline, answers unread */
 	unsigned gen, tx_gen;                /* connection generation (now, at begin) */
 	int reconnected;                     /* the last loss was followed by a good PQreset */
 	int listen_wanted, listening, fd_given; /* fd_given: wakeup_fd handed out the socket */
@@ -211,8 +229,15 @@ static int conn_ready(struct wq__conn *c)
  * still be on the connection it began on. */
 static int call_ready(struct wq__conn *c)
 {
+	int rc;
+
 	if (!c->in_tx)
 		return conn_ready(c);
+	if (c->begin_pending) { /* nothing of it sent yet: any good connection will do */
+		rc = conn_ready(c);
+		c->tx_gen = c->gen;
+		return rc;
+	}
 	if (c->gen != c->tx_gen || !conn_ok(c))
 		return set_err(c, WQ__SQL_LOST, "the connection was lost: the transaction "
 						      "is gone");
@@ -371,6 +396,58 @@ static const char *pg_errmsg(struct wq__conn *c)
  * `write` flag changes nothing (a READ ONLY transaction would refuse FOR UPDATE). */
 #define BEGIN_SQL "BEGIN ISOLATION LEVEL READ COMMITTED"
 
+/*
+ * Ends the pipeline of queued statements: sends `last` after them when non-NULL (COMMIT),
+ * a sync, and reads every answer. The first failure (a queued statement's, or last's)
+ * as a code, its message recorded; *last_res (may be NULL) gets last's result (owned)
+ * when it succeeded. Pipeline mode is left while the connection is good; a broken one is
+ * reset (pg_fail) only after the reading.
+ */
+static int settle(struct wq__conn *c, const char *last, PGresult **last_res)
+{
+	PGresult *r, *bad = NULL;
+	int n = c->queued, i, broken = 0, rc = WQ__SQL_OK;
+
+	c->queued = 0;
+	if (last_res)
+		*last_res = NULL;
+	if (last && PQsendQueryParams(c->pg, last, 0, NULL, NULL, NULL, NULL, 0))
+		n++;
+	else if (last)
+		broken = 1;
+	if (!PQpipelineSync(c->pg))
+		broken = 1;
+	for (i = 0; i < n && !broken; i++) { /* per query: its result, then NULL */
+		if (!(r = PQgetResult(c->pg))) {
+			broken = 1;
+			break;
+		}
+		PQclear(PQgetResult(c->pg));
+		if (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK) {
+			if (last && i == n - 1 && last_res)
+				*last_res = r;
+			else
+				PQclear(r);
+		} else if (!bad && PQresultStatus(r) != PGRES_PIPELINE_ABORTED) {
+			bad = r;
+		} else {
+			PQclear(r);
+		}
+	}
+	if (!broken)
+		PQclear(PQgetResult(c->pg)); /* PGRES_PIPELINE_SYNC */
+	PQexitPipelineMode(c->pg); /* fails only with answers unread: a broken connection */
+	if (bad || broken || PQstatus(c->pg) == CONNECTION_BAD) {
+		rc = pg_fail(c, bad); /* NULL and a good connection: NOMEM (no answer) */
+		if (last_res) {
+			PQclear(*last_res);
+			*last_res = NULL;
+		}
+	}
+	PQclear(bad);
+	return rc;
+}
+
 static int pg_begin(struct wq__conn *c, int write)
 {
 	int rc;
@@ -378,6 +455,20 @@ static int pg_begin(struct wq__conn *c, int write)
 	rc = conn_ready(c);
 	if (rc)
 		return rc;
+	c->in_tx = 1;
+	c->tx_gen = c->gen;
+	c->begin_pending = 1; /* sent with the first statement (see the top of this file) */
+	return WQ__SQL_OK;
+}
+
+/* Sends a pending BEGIN on its own (before a statement that cannot ride with it). */
+static int begin_now(struct wq__conn *c)
+{
+	int rc;
+
+	if (!c->begin_pending)
+		return WQ__SQL_OK;
+	c->begin_pending = 0;
 	c->reconnected = 0;
 	rc = simple(c, BEGIN_SQL);
 	if (rc == WQ__SQL_LOST && c->reconnected) {
@@ -385,11 +476,8 @@ static int pg_begin(struct wq__conn *c, int write)
 		c->reconnected = 0;
 		rc = simple(c, BEGIN_SQL);
 	}
-	if (rc)
-		return rc;
-	c->in_tx = 1;
 	c->tx_gen = c->gen;
-	return WQ__SQL_OK;
+	return rc;
 }
 
 /* Ends an open transaction without keeping anything. After a connection loss the server
@@ -397,6 +485,9 @@ static int pg_begin(struct wq__conn *c, int write)
 static void pg_rollback(struct wq__conn *c)
 {
 	c->in_tx = 0;
+	c->begin_pending = 0;
+	if (c->queued)
+		settle(c, NULL, NULL); /* answers that no longer matter */
 	if (conn_ok(c) && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
 		PQclear(PQexec(c->pg, "ROLLBACK"));
 }
@@ -409,19 +500,33 @@ static int pg_commit(struct wq__conn *c)
 	int rc = WQ__SQL_OK;
 
 	probe(c);
+	if (c->begin_pending) { /* nothing was sent: nothing to commit */
+		c->begin_pending = 0;
+		rc = c->gen != c->tx_gen || !conn_ok(c)
+			     ? set_err(c, WQ__SQL_LOST, "the connection was lost: the "
+							"transaction is gone")
+			     : WQ__SQL_OK;
+		pg_rollback(c);
+		return rc;
+	}
 	rc = call_ready(c); /* known lost before COMMIT was sent: nothing committed */
 	if (rc) {
 		pg_rollback(c);
 		return rc;
 	}
-	res = PQexec(c->pg, "COMMIT");
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		rc = pg_fail(c, res);
+	if (c->queued) { /* COMMIT rides with the queued statements */
+		rc = settle(c, "COMMIT", &res);
+		if (rc == WQ__SQL_LOST)
+			rc = WQ__SQL_COMMIT_UNKNOWN; /* COMMIT was in the pipeline */
+	} else {
+		res = PQexec(c->pg, "COMMIT");
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			rc = pg_fail(c, res);
 		if (rc == WQ__SQL_LOST)
 			rc = WQ__SQL_COMMIT_UNKNOWN;
-	} else if (strcmp(PQcmdStatus(res), "COMMIT") != 0) {
-		rc = set_err(c, WQ__SQL_ERROR, "the transaction was rolled back");
 	}
+	if (!rc && strcmp(PQcmdStatus(res), "COMMIT") != 0)
+		rc = set_err(c, WQ__SQL_ERROR, "the transaction was rolled back");
 	PQclear(res);
 	c->in_tx = 0;
 	if (rc)
@@ -558,6 +663,40 @@ static int is_read(struct wq__conn *c, int id)
 	return c->kind[id] == 1;
 }
 
+/*
+ * BEGIN and prepared statement `name` as one pipeline (one round trip). Returns the
+ * statement's result, or the first failure (BEGIN's), NULL when there was none to read:
+ * the connection broke. Leaves pipeline mode whenever the connection is still good (a
+ * broken one is reset by conn_lost, which ends pipeline mode with the session).
+ */
+static PGresult *begin_pipelined(struct wq__conn *c, const char *name, int n,
+				 const struct params *p)
+{
+	PGresult *b = NULL, *res = NULL;
+
+	c->begin_pending = 0;
+	c->tx_gen = c->gen;
+	if (!PQenterPipelineMode(c->pg))
+		return NULL;
+	if (PQsendQueryParams(c->pg, BEGIN_SQL, 0, NULL, NULL, NULL, NULL, 0) &&
+	    PQsendQueryPrepared(c->pg, name, n, p->val, p->len, p->fmt, 0) &&
+	    PQpipelineSync(c->pg)) {
+		/* per query: its result, then NULL; then the sync's result */
+		if ((b = PQgetResult(c->pg)) != NULL && PQgetResult(c->pg) == NULL &&
+		    (res = PQgetResult(c->pg)) != NULL)
+			PQclear(PQgetResult(c->pg)); /* NULL after the statement's result */
+		PQclear(PQgetResult(c->pg)); /* PGRES_PIPELINE_SYNC */
+	}
+	if (b && PQresultStatus(b) != PGRES_COMMAND_OK) { /* BEGIN failed: report that */
+		PQclear(res);
+		res = b;
+		b = NULL;
+	}
+	PQclear(b);
+	PQexitPipelineMode(c->pg); /* fails only with results unread: a broken connection */
+	return res;
+}
+
 static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int nargs,
 		   struct wq__cursor **out)
 {
@@ -566,7 +705,8 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	char name[24];
 	PGresult *res;
 	ExecStatusType st;
-	int rc, sent, retry = !c->in_tx; /* see the top of this file */
+	/* see the top of this file: outside a transaction, or in one not sent yet */
+	int rc, sent, retry = !c->in_tx || c->begin_pending, piped;
 
 	*out = NULL;
 	if (id < 0 || id >= WQ__SQL_COUNT)
@@ -580,19 +720,25 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	snprintf(name, sizeof(name), "wq_%d", id);
 	for (;;) {
 		rc = call_ready(c);
+		if (!rc && c->queued) /* the answers of the queued statements first */
+			rc = settle(c, NULL, NULL);
 		if (rc)
 			break;
 		c->reconnected = 0;
 		sent = 0;
-		rc = c->prepared[id] ? WQ__SQL_OK : prepare(c, id, name);
+		piped = c->begin_pending && c->prepared[id];
+		rc = piped ? WQ__SQL_OK : begin_now(c);
+		if (rc == WQ__SQL_OK && !c->prepared[id])
+			rc = prepare(c, id, name);
 		if (rc == WQ__SQL_OK) {
 			sent = 1;
 			if (nargs < c->nparams[id]) {
 				rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
 				break;
 			}
-			res = PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len, p.fmt,
-					     0);
+			res = piped ? begin_pipelined(c, name, c->nparams[id], &p)
+				    : PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len,
+						     p.fmt, 0);
 			st = PQresultStatus(res);
 			if (res && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) {
 				rc = cursor_init(c, cur, res);
@@ -612,9 +758,47 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 		if (rc != WQ__SQL_LOST || !retry || !c->reconnected)
 			break;
 		retry = 0;
+		/* a transaction's first statement (retry says so): BEGIN goes again with
+		 * it; nothing of the transaction survived the old connection */
+		c->begin_pending = c->in_tx;
 	}
 	pg_done(cur);
 	return rc;
+}
+
+/* Sends statement `id` of the open transaction into the pipeline without reading its
+ * answer (see the top of this file); one not prepared yet, or outside a transaction,
+ * runs at once instead. */
+static int pg_exec_queued(struct wq__conn *c, int id, const struct wq__arg *args, int nargs)
+{
+	struct wq__cursor *cur = NULL;
+	struct params p;
+	char name[24];
+	int rc;
+
+	if (id < 0 || id >= WQ__SQL_COUNT || !c->in_tx || !c->prepared[id] ||
+	    (!c->queued && c->begin_pending)) {
+		rc = pg_exec(c, id, args, nargs, &cur); /* BEGIN rides with it that way */
+		pg_done(cur);
+		return rc;
+	}
+	rc = params_set(c, &p, args, nargs);
+	if (!rc)
+		rc = call_ready(c);
+	if (!rc && nargs < c->nparams[id])
+		rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
+	if (rc)
+		return rc;
+	if (!c->queued && !PQenterPipelineMode(c->pg))
+		return pg_fail(c, NULL);
+	snprintf(name, sizeof(name), "wq_%d", id);
+	if (PQsendQueryPrepared(c->pg, name, c->nparams[id], p.val, p.len, p.fmt, 0)) {
+		c->queued++;
+		return WQ__SQL_OK;
+	}
+	/* not sent (the connection broke while writing): the earlier answers, then why */
+	rc = c->queued ? settle(c, NULL, NULL) : (PQexitPipelineMode(c->pg), WQ__SQL_OK);
+	return rc ? rc : pg_fail(c, NULL);
 }
 
 /* The next row; its bytea columns are decoded here, where a failure can be reported. */
@@ -674,6 +858,10 @@ static int pg_script(struct wq__conn *c, const char *sql)
 {
 	int rc = call_ready(c);
 
+	if (!rc && c->queued)
+		rc = settle(c, NULL, NULL);
+	if (!rc)
+		rc = begin_now(c);
 	return rc ? rc : simple(c, sql);
 }
 
@@ -703,6 +891,8 @@ static int pg_wakeup_drain(struct wq__conn *c)
 	PGnotify *note;
 	int got = 0;
 
+	if (c->queued) /* mid-transaction: its answers are read by its next call */
+		return 0;
 	if (!conn_ok(c) || !c->fd_given || c->fd_gen != c->gen || !c->listening)
 		return -1;
 	probe(c); /* also sees the end of stream right after a FATAL */
@@ -727,4 +917,5 @@ const struct wq__sql_driver wq__postgres_driver = {
 	.exec = pg_exec, .step = pg_step, .is_null = pg_is_null, .col_i64 = pg_col_i64,
 	.col_text = pg_col_text, .changes = pg_changes, .done = pg_done, .script = pg_script,
 	.wakeup_fd = pg_wakeup_fd, .wakeup_drain = pg_wakeup_drain,
+	.exec_queued = pg_exec_queued,
 };

@@ -19,7 +19,7 @@
  *   D_UNINDEXED(col)  col, written so SQLite uses no index for it ("+col"): the claim's
  *                     outer re-check of state would otherwise make SQLite walk every
  *                     pending row of tasks_claim instead of looking the picked ids up
- *                     (O(pending) per claim). PostgreSQL: col.
+ *                     (O(pending) per claim). PostgreSQL: (col || ''), likewise.
  *   D_ID_COL, D_NEXT_ID(tbl)
  *                     SQLite names the id of a new task, event, delivery or inbox row:
  *                     above every id the table ever had (id_floor keeps the highest id
@@ -574,7 +574,13 @@
 	X(SQL_ENQ_EVENT_BASE, NULL)                                                         \
 	X(SQL_ENQ_ACCEPTED_VALUES, NULL)                                                    \
 	X(SQL_ENQ_ACCEPTED_VALUES4, NULL)                                                   \
-	X(SQL_ENQ_ACCEPTED_VALUES1, NULL)
+	X(SQL_ENQ_ACCEPTED_VALUES1, NULL)                                                   \
+	/* wave5 pgw: the `succeeded` outcomes of a batch recorded by one fenced multi-row  \
+	 * UPDATE (op_finish_many.c), where a statement is a round trip: PostgreSQL only  \
+	 * (dialect_postgres.c; NULL in SQLite, which keeps SQL_FINISH_SUCCEEDED per row).  \
+	 * $1 a JSON array of [task id, attempt, instance, now, outcome, result as hex,     \
+	 * result size, result sha256, has result, exit status]; answers the ids updated */ \
+	X(SQL_FINISH_SUCCEEDED_MANY, NULL)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

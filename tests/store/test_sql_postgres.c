@@ -44,6 +44,7 @@ enum {
 	T_PID,
 	T_NOTIFY,
 	T_SLEEP_IF,
+	T_INSERT_SLEEP_IF,
 	T_COUNT
 };
 _Static_assert((int)T_COUNT <= (int)WQ__SQL_COUNT, "the test needs T_COUNT statement ids");
@@ -70,6 +71,10 @@ static const char *const texts[T_COUNT] = {
 	/* Sleeps on backend $1 only: a re-run on a new connection answers at once. */
 	[T_SLEEP_IF] = "SELECT pg_backend_pid() FROM (SELECT CASE WHEN pg_backend_pid() = $1 "
 		       "THEN pg_sleep(60) END) s",
+	/* wave5 pgw: a write that sleeps on backend $2 only */
+	[T_INSERT_SLEEP_IF] = "INSERT INTO instances (id, host, host_id, pid, proc_start, "
+			      "started_at, heartbeat_at) SELECT $1, 'h', '', 1, 1, 1, 1 FROM "
+			      "(SELECT CASE WHEN pg_backend_pid() = $2 THEN pg_sleep(60) END) s",
 };
 
 static const char migrate_lock[] = "CREATE TABLE IF NOT EXISTS schema_version "
@@ -417,12 +422,142 @@ static void test_lost_midway(void **state)
 	k.pid = read_i64(c, T_PID, NULL, 0);
 	a = WQ__AI(k.pid);
 	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), k.pid); /* BEGIN sent with it */
 	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
 	assert_int_equal(run(c, T_SLEEP_IF, &a, 1), WQ__SQL_LOST);
 	pthread_join(th, NULL);
 	assert_true(k.done);
 	D->rollback(c);
 	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid);
+	D->close(c);
+}
+
+/* The number of instances rows named id (another connection). */
+static int instances_named(PGconn *pg, const char *id)
+{
+	const char *v[1] = {id};
+	PGresult *res = PQexecParams(pg, "SELECT count(*) FROM instances WHERE id = $1", 1,
+				     NULL, v, NULL, NULL, 0);
+	int n;
+
+	assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+	n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return n;
+}
+
+/* wave5 pgw: BEGIN rides with a transaction's first statement (one pipeline). The
+ * connection breaks during that first statement, a write: nothing of the transaction is
+ * left on the server, so it runs once more with BEGIN on the new connection and commits
+ * exactly once. A failure of the first statement leaves the pipeline: the transaction
+ * rolls back and the connection goes on. BEGIN alone, then commit: nothing is sent. */
+static void test_pipelined_begin(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-piped"), WQ__AI(0)};
+	struct wq__arg dup[2] = {WQ__AT("inst-piped"), WQ__AT("")};
+	struct killer k = {0};
+	PGconn *pg = other();
+	pthread_t th;
+
+	(void)state;
+	a[0] = WQ__AT("inst-warm"); /* prepared now, so that it rides with BEGIN below */
+	assert_int_equal(run(c, T_INSERT_SLEEP_IF, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-piped");
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	a[1] = WQ__AI(k.pid);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	assert_int_equal(run(c, T_INSERT_SLEEP_IF, a, 2), WQ__SQL_OK);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid); /* the same transaction, anew */
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_int_equal(instances_named(pg, "inst-piped"), 1);
+
+	/* the first statement fails (the row exists): UNIQUE, nothing kept, and the
+	 * connection is usable at once, in and out of transactions */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(run(c, T_INSTANCE_INSERT, dup, 2), WQ__SQL_UNIQUE);
+	D->rollback(c);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	dup[0] = WQ__AT("inst-piped2");
+	assert_int_equal(run(c, T_INSTANCE_INSERT, dup, 2), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), read_i64(c, T_PID, NULL, 0));
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_int_equal(instances_named(pg, "inst-piped2"), 1);
+
+	/* an empty transaction */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_true(read_i64(c, T_PID, NULL, 0) > 0);
+	PQfinish(pg);
+	D->close(c);
+}
+
+/* wave5 pgw: statements queued in the pipeline (exec_queued) ride with COMMIT. They
+ * commit with it; one that fails fails the commit with its own code and nothing of the
+ * transaction is kept; the connection goes on. COMMIT in the pipeline without an
+ * answer: COMMIT_UNKNOWN (the slow deferred trigger of test_commit_unknown). */
+static void test_queued(void **state)
+{
+	struct wq__conn *c = open_db();
+	struct wq__arg a[2] = {WQ__AT("inst-q0"), WQ__AT("")};
+	struct killer k = {0};
+	PGconn *pg = other();
+	pthread_t th;
+
+	(void)state;
+	assert_non_null(D->exec_queued);
+	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK); /* prepared now */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q1");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q2");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_int_equal(instances_named(pg, "inst-q1"), 1);
+	assert_int_equal(instances_named(pg, "inst-q2"), 1);
+
+	/* a failing one (the row exists) between two good ones */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q3");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q1");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	a[0] = WQ__AT("inst-q4");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(D->commit(c), WQ__SQL_UNIQUE);
+	D->rollback(c);
+	assert_int_equal(instances_named(pg, "inst-q3"), 0);
+	assert_int_equal(instances_named(pg, "inst-q4"), 0);
+	/* ... and a statement after a failing queued one fails with it */
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), read_i64(c, T_PID, NULL, 0));
+	a[0] = WQ__AT("inst-q1");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(run(c, T_PID, NULL, 0), WQ__SQL_UNIQUE);
+	D->rollback(c);
+	assert_true(read_i64(c, T_PID, NULL, 0) > 0);
+
+	other_sql(pg, "CREATE FUNCTION slow_q() RETURNS trigger LANGUAGE plpgsql AS "
+		      "$$BEGIN PERFORM pg_sleep(60); RETURN NULL; END$$");
+	other_sql(pg, "CREATE CONSTRAINT TRIGGER slow_q AFTER INSERT ON instances "
+		      "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+		      "WHEN (NEW.id = 'inst-q-slow') EXECUTE FUNCTION slow_q()");
+	k.pid = read_i64(c, T_PID, NULL, 0);
+	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), k.pid);
+	a[0] = WQ__AT("inst-q-slow");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	assert_int_equal(pthread_create(&th, NULL, kill_when_sleeping, &k), 0);
+	assert_int_equal(D->commit(c), WQ__SQL_COMMIT_UNKNOWN);
+	pthread_join(th, NULL);
+	assert_true(k.done);
+	D->rollback(c);
+	assert_true(read_i64(c, T_PID, NULL, 0) != k.pid); /* reconnected */
+	other_sql(pg, "DROP TRIGGER slow_q ON instances");
+	PQfinish(pg);
 	D->close(c);
 }
 
@@ -614,6 +749,8 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_lost_midway),
+		cmocka_unit_test(test_pipelined_begin),
+		cmocka_unit_test(test_queued),
 		cmocka_unit_test(test_commit_unknown),
 		cmocka_unit_test(test_autocommit_write),
 		cmocka_unit_test(test_wakeup),

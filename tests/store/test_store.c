@@ -1037,6 +1037,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_enqueue_group_cases.h" /* group commit of enqueues (wave 4) */
 #include "store_enqueue_rows_cases.h" /* multi-row enqueues (wave 5) */
 #include "store_clock_cases.h" /* the store's clock (issue 15) */
+#include "store_finish_many_cases.h" /* multi-row successes (wave 5 pgw) */
 
 int main(int argc, char **argv)
 {
@@ -1079,6 +1080,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(finish_batch_one_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_with_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_rows_mixed, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_batch_many_succeeded, setup, teardown),
 		/* limits, follow-ups (issue 10) */
 		cmocka_unit_test_setup_teardown(kind_concurrency_across_instances, setup, teardown),
 		cmocka_unit_test_setup_teardown(starts_per_day_defer_in_claim, setup, teardown),
