@@ -182,6 +182,9 @@ const char *wq__sqlite_path(const char *url);
  * synced). */
 const char *wq__sqlite_vfs(void);
 void wq__sqlite_wal_mark(const char *wal_path);
+/* 1 when the WAL at wal_path carries the mark naming it and its directory as they are
+ * now (sqlite_vfs.c): then a connection opening it skips the directory sync. */
+int wq__sqlite_wal_has_mark(const char *wal_path);
 
 /* The SQLite schema steps (schema_sqlite.c). */
 extern const struct wq__migration wq__sqlite_migrations[];
