@@ -662,8 +662,9 @@ static void claim_tasks(struct wq_worker *w)
 	wq__worker_claimed(w, rc, got, n, &e);
 }
 
-/* The claim's answer: the tasks claimed are ours and run under this instance, so each is
- * started, whatever the phase meanwhile (a drain waits for them). */
+/* The claim's answer: the tasks claimed are ours and run under this instance: each is
+ * started (or kept for a free slot, worker_prefetch.c), whatever the phase meanwhile (a
+ * drain waits for them; kept ones it gives back). */
 void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, size_t n,
 			const wq_error *e)
 {

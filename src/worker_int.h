@@ -192,6 +192,9 @@ struct wq_worker {
 		struct wq__claimed *q;
 		size_t head, n, cap;
 		int released; /* jobs with slot_released, not yet settled */
+		/* tasks of a claim answer not yet taken (worker_store.c on_done, while it
+		 * gives the outcome answers of the same commit first): counted as kept */
+		size_t incoming;
 	} pf;
 };
 

@@ -54,15 +54,16 @@ static size_t kept(const struct wq_worker *w)
 int wq__prefetch_room(struct wq_worker *w, int riding)
 {
 	int max = prefetch_max(w);
+	size_t k = kept(w) + w->pf.incoming;
 
-	if (max <= 0 || kept(w) >= (size_t)max)
+	if (max <= 0 || k >= (size_t)max)
 		return 0;
 	/* A claim in a commit of its own costs a commit (an fsync): only when the kept tasks
 	 * would not even refill every slot once. A claim riding in an outcome batch's
 	 * commit tops the queue up for free. */
-	if (!riding && kept(w) >= (size_t)w->concurrency)
+	if (!riding && k >= (size_t)w->concurrency)
 		return 0;
-	return max - (int)kept(w);
+	return max - (int)k;
 }
 
 /* Keeps c (payload taken over); 0, or -1 without memory. */

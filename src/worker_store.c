@@ -118,15 +118,16 @@ static void on_done(uv_async_t *a)
 	if (claim)
 		st->claim_busy = 0;
 	ref_if_busy(st);
-	/* The claim's answer first: its tasks are kept (or started) before the outcomes'
-	 * answers free slots and ask for the next claim, which counts the kept tasks. The
-	 * other order asked for a full prefetch while this answer's tasks were in no
-	 * count: up to twice `prefetch` kept. Both answers are of committed work. */
-	if (claim)
-		wq__worker_claimed(w, claim_rc, got, ngot, &claim_e);
+	/* The outcomes' answers first (they free the slots the claimed tasks start in);
+	 * the next claim they ask for counts this answer's tasks as kept (pf.incoming),
+	 * else it asked for a full prefetch on top of them: up to twice `prefetch` kept. */
+	w->pf.incoming = claim ? ngot : 0;
 	if (batch)
 		wq__record_answer(w, st->js, st->os, st->rcs, st->errs, st->n, st->batch_rc,
 				  &st->batch_e);
+	w->pf.incoming = 0;
+	if (claim)
+		wq__worker_claimed(w, claim_rc, got, ngot, &claim_e);
 }
 
 void wq__st_start(struct wq_worker *w)
