@@ -68,8 +68,27 @@ struct wq__spawn {
 /* The read buffer of every spawn on this thread's loop: libuv calls a stream's read_cb
  * right after its alloc_cb, on the loop's thread, and read_cb copies what it keeps
  * (keep_out, keep_err) before any other read can start, so one buffer per thread
- * serves all pipes (no 64 KiB allocated and zeroed per spawn). */
-static _Thread_local char rbuf[WQ__SPAWN_CHUNK];
+ * serves all pipes (no 64 KiB allocated and zeroed per spawn). Allocated on the first
+ * read of a thread and freed when it exits (rbuf_key): only a pointer is thread-local,
+ * so the threads of a program linking libwakeq that never spawn pay nothing. */
+static _Thread_local char *rbuf;
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+
+static void rbuf_key_make(void)
+{
+	(void)pthread_key_create(&rbuf_key, free); /* failed: a buffer per thread not freed */
+}
+
+/* This thread's read buffer (WQ__SPAWN_CHUNK bytes), or NULL without memory. */
+static char *rbuf_get(void)
+{
+	if (!rbuf && (rbuf = malloc(WQ__SPAWN_CHUNK))) {
+		pthread_once(&rbuf_once, rbuf_key_make);
+		(void)pthread_setspecific(rbuf_key, rbuf);
+	}
+	return rbuf;
+}
 
 /*
  * The one place this file sends a signal. `id` is a pid (group = 0) or a process-group id
@@ -166,7 +185,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
 	(void)h;
 	(void)suggested;
-	*buf = uv_buf_init(rbuf, sizeof(rbuf));
+	/* allocated by wq__spawn_start on this (the loop's) thread */
+	*buf = uv_buf_init(rbuf, WQ__SPAWN_CHUNK);
 }
 
 static void keep_out(struct wq__spawn *sp, const char *data, size_t n)
@@ -766,7 +786,8 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	a.argv = (char **)o->argv;
 	a.envp = build_env(o->env);
 	sp = calloc(1, sizeof(*sp));
-	if (!a.envp || !sp) {
+	/* the read buffer exists before any read (on_alloc never meets its absence) */
+	if (!a.envp || !sp || !rbuf_get()) {
 		free(a.envp);
 		free(sp);
 		return wq__err(err, WQ_ENOMEM, "spawn %s: out of memory", o->argv[0]);
