@@ -349,6 +349,10 @@ struct wq__task_facts {
 	int notify, lock, intake;
 };
 /* 1 when rows go to the store as multi-row statements (a server store: round trips). */
+/* op_claim.c: finish_effects' rule: an uncertain effect open on the attempt that still
+ * holds its task (ts read in the outcome's transaction) turns outcome o into
+ * `interrupted` (uncertain-effect). op_finish_many.c leaves such outcomes to it. */
+int wq__finish_uncertain(const struct wq__task_state *ts, const struct wq__outcome *o);
 int wq__rows_batched(const struct wq__store *s);
 void wq__rows_on(struct wq__store *s); /* within wq__begin..wq__end */
 /* Buffering on whatever the driver: for a caller whose rows must be written after rows it

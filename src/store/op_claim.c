@@ -322,6 +322,12 @@ static void detail_with_effect(const char *detail, const struct wq__open_effect 
  * ends `interrupted` (cancelled-while-running, naming it: SPEC §13); an interrupted
  * attempt with an open effect names it in reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
  */
+int wq__finish_uncertain(const struct wq__task_state *ts, const struct wq__outcome *o)
+{
+	return strcmp(ts->state, "running") == 0 && ts->attempt == o->attempt && o->instance &&
+	       strcmp(ts->instance, o->instance) == 0 && ts->uncertain[0];
+}
+
 static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 			    struct wq__outcome *adj, struct wq__open_effect *oe, char *detail,
 			    size_t dsz, wq_error *err)
@@ -336,8 +342,11 @@ static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,
 		ts = f->ts;
 	else if ((rc = wq__task_state(s, o->task_id, &ts, err)) != WQ_OK)
 		return rc;
-	if (strcmp(ts.state, "running") == 0 && ts.attempt == o->attempt &&
-	    strcmp(ts.instance, o->instance) == 0 && ts.uncertain[0]) {
+	/* Invariant: this is the only rule here that changes a SUCCEEDED outcome; the
+	 * multi-row finish (op_finish_many.c) has written the ones it does not change
+	 * already. A new rule changing one must be part of wq__finish_uncertain (or that
+	 * file must ask it). */
+	if (wq__finish_uncertain(&ts, o)) {
 		adj->kind = WQ__FINISH_INTERRUPTED;
 		adj->reason = "uncertain-effect";
 		snprintf(detail, dsz, "%s", ts.uncertain);
