@@ -48,14 +48,6 @@ struct keyed {
 	size_t i;
 };
 
-int wq__enqueue_rows_fit(const struct wq__new_task *const *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (t[i]->max_active > 0 || t[i]->lock)
-			return 0; /* a count or a lock key: the item-by-item path */
-	return 1;
-}
-
 static int identity_cmp(const struct wq__new_task *a, const struct wq__new_task *b)
 {
 	int c;

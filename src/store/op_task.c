@@ -171,6 +171,17 @@ const char *wq__accepted_text(const struct wq__new_task *t, char *buf, size_t bu
 	return *owned;
 }
 
+/* Invariant: the multi-row path (op_enqueue_rows.c) writes what enqueue_body writes for
+ * a task without the steps below that it lacks (the limit count, the lock key); a step
+ * added to enqueue_body is either written there too or excluded here. */
+int wq__enqueue_rows_fit(const struct wq__new_task *const *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i]->max_active > 0 || t[i]->lock)
+			return 0; /* a count or a lock key: the item-by-item path */
+	return 1;
+}
+
 static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 {
 	const struct wq__new_task *t = q->t;
