@@ -37,7 +37,16 @@
  * pipeline, and the next call reads its answer first (settle) — commit() sends COMMIT
  * in the same pipeline, so the rows and the COMMIT are one round trip. A queued
  * statement's failure fails that next call (the transaction was aborted by the server:
- * nothing commits); a connection lost with COMMIT in the pipeline is COMMIT_UNKNOWN.
+ * nothing commits); a connection lost with COMMIT in the pipeline is COMMIT_UNKNOWN,
+ * unless a statement before it had already got the server's ERROR (the transaction was
+ * aborted there: that error is the answer).
+ *
+ * A pipeline that cannot be ended cleanly while libpq still calls the connection good (a
+ * send refused for want of memory, an answer missing) would leave libpq in pipeline mode
+ * with answers unread, refusing every later PQexec (ROLLBACK, the next BEGIN): the handle
+ * wedged. So the session is given up exactly like a broken one (pipeline_end: conn_lost,
+ * LOST) — the server rolls back what it got of the transaction, and the rules above
+ * decide what runs again.
  */
 #include "internal.h"
 #include "sql.h"
@@ -260,16 +269,14 @@ static const struct {
 	{"XX002", WQ__SQL_CORRUPT}, /* anything else (22021 bad encoding too): ERROR */
 };
 
-/* Maps a failed statement (res may be NULL) and records its message. Reads the
- * connection's state, so call it before any other statement. */
-static int pg_fail(struct wq__conn *c, const PGresult *res)
+/* Maps a failed statement's result (res may be NULL: no answer, NOMEM) by its SQLSTATE
+ * alone and records its message; the connection's state is pg_fail's business. */
+static int map_result(struct wq__conn *c, const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	size_t i;
 
-	if (PQstatus(c->pg) == CONNECTION_BAD)
-		return conn_lost(c);
 	one_line(c->err, sizeof(c->err), primary ? primary
 						 : res ? PQresultErrorMessage(res)
 						       : PQerrorMessage(c->pg));
@@ -281,6 +288,22 @@ static int pg_fail(struct wq__conn *c, const PGresult *res)
 		if (strncmp(state, sqlstates[i].state, strlen(sqlstates[i].state)) == 0)
 			return sqlstates[i].code;
 	return WQ__SQL_ERROR;
+}
+
+/* Maps a failed statement (res may be NULL) and records its message. Reads the
+ * connection's state, so call it before any other statement. */
+static int pg_fail(struct wq__conn *c, const PGresult *res)
+{
+	if (PQstatus(c->pg) == CONNECTION_BAD)
+		return conn_lost(c);
+	return map_result(c, res);
+}
+
+static int result_ok(const PGresult *res)
+{
+	ExecStatusType st = PQresultStatus(res);
+
+	return res && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
 }
 
 /* Runs text without values by the simple protocol (transaction control, scripts). */
@@ -397,25 +420,61 @@ static const char *pg_errmsg(struct wq__conn *c)
 #define BEGIN_SQL "BEGIN ISOLATION LEVEL READ COMMITTED"
 
 /*
+ * Leaves pipeline mode: OK when every answer was read (broken 0) and the connection is
+ * good. Otherwise the session is given up (conn_lost: PQreset, a new generation, LOST),
+ * also when libpq still calls it good: answers left unread keep libpq in pipeline mode,
+ * where it refuses every PQexec, and what the server got of the pipeline is not known.
+ * The server rolls back whatever it had of an open transaction.
+ */
+static int pipeline_end(struct wq__conn *c, int broken)
+{
+	char why[200];
+	int was_ok = conn_ok(c), rc;
+
+	c->queued = 0;
+	if (!broken && was_ok && PQexitPipelineMode(c->pg) && conn_ok(c))
+		return WQ__SQL_OK;
+	if (!was_ok)
+		return conn_lost(c);
+	one_line(why, sizeof(why), PQerrorMessage(c->pg));
+	rc = conn_lost(c); /* records libpq's last message, often empty here */
+	snprintf(c->err, sizeof(c->err), "a pipeline could not be completed (%s): the "
+		 "session was given up", why[0] ? why : "an answer was missing");
+	return rc;
+}
+
+/* 1 when res is the server's ERROR for a statement of the transaction — not a FATAL that
+ * ends the session (it may come after a COMMIT went through), not libpq's own report of
+ * a lost connection (no SQLSTATE): the server aborted the transaction there, so nothing
+ * after it in the pipeline, COMMIT included, committed. */
+static int server_aborted(struct wq__conn *c, const PGresult *res)
+{
+	const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+
+	return sev && strcmp(sev, "ERROR") == 0 && PQresultErrorField(res, PG_DIAG_SQLSTATE) &&
+	       map_result(c, res) != WQ__SQL_LOST;
+}
+
+/*
  * Ends the pipeline of queued statements: sends `last` after them when non-NULL (COMMIT),
  * a sync, and reads every answer. The first failure (a queued statement's, or last's)
  * as a code, its message recorded; *last_res (may be NULL) gets last's result (owned)
- * when it succeeded. Pipeline mode is left while the connection is good; a broken one is
- * reset (pg_fail) only after the reading.
+ * when it succeeded. A pipeline that cannot be read to its end gives up the session
+ * (pipeline_end): LOST — but a server ERROR read before that keeps its own code (the
+ * transaction was aborted there; see server_aborted).
  */
 static int settle(struct wq__conn *c, const char *last, PGresult **last_res)
 {
 	PGresult *r, *bad = NULL;
-	int n = c->queued, i, broken = 0, rc = WQ__SQL_OK;
+	int n = c->queued, i, broken = 0, rc;
 
-	c->queued = 0;
 	if (last_res)
 		*last_res = NULL;
 	if (last && PQsendQueryParams(c->pg, last, 0, NULL, NULL, NULL, NULL, 0))
 		n++;
 	else if (last)
 		broken = 1;
-	if (!PQpipelineSync(c->pg))
+	if (!broken && !PQpipelineSync(c->pg))
 		broken = 1;
 	for (i = 0; i < n && !broken; i++) { /* per query: its result, then NULL */
 		if (!(r = PQgetResult(c->pg))) {
@@ -423,26 +482,21 @@ static int settle(struct wq__conn *c, const char *last, PGresult **last_res)
 			break;
 		}
 		PQclear(PQgetResult(c->pg));
-		if (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK) {
-			if (last && i == n - 1 && last_res)
-				*last_res = r;
-			else
-				PQclear(r);
-		} else if (!bad && PQresultStatus(r) != PGRES_PIPELINE_ABORTED) {
+		if (result_ok(r) && last && i == n - 1 && last_res)
+			*last_res = r;
+		else if (!result_ok(r) && !bad && PQresultStatus(r) != PGRES_PIPELINE_ABORTED)
 			bad = r;
-		} else {
+		else
 			PQclear(r);
-		}
 	}
 	if (!broken)
 		PQclear(PQgetResult(c->pg)); /* PGRES_PIPELINE_SYNC */
-	PQexitPipelineMode(c->pg); /* fails only with answers unread: a broken connection */
-	if (bad || broken || PQstatus(c->pg) == CONNECTION_BAD) {
-		rc = pg_fail(c, bad); /* NULL and a good connection: NOMEM (no answer) */
-		if (last_res) {
-			PQclear(*last_res);
-			*last_res = NULL;
-		}
+	rc = pipeline_end(c, broken);
+	if (bad && (rc == WQ__SQL_OK || server_aborted(c, bad)))
+		rc = map_result(c, bad); /* the connection is good, or it does not matter */
+	if (rc && last_res) {
+		PQclear(*last_res);
+		*last_res = NULL;
 	}
 	PQclear(bad);
 	return rc;
@@ -664,37 +718,47 @@ static int is_read(struct wq__conn *c, int id)
 }
 
 /*
- * BEGIN and prepared statement `name` as one pipeline (one round trip). Returns the
- * statement's result, or the first failure (BEGIN's), NULL when there was none to read:
- * the connection broke. Leaves pipeline mode whenever the connection is still good (a
- * broken one is reset by conn_lost, which ends pipeline mode with the session).
+ * BEGIN and prepared statement `name` as one pipeline (one round trip). OK with *out the
+ * statement's result (owned); else the first failure (BEGIN's, else the statement's) as
+ * a code, recorded. A pipeline not read to its end gives up the session (pipeline_end):
+ * LOST, and the server kept nothing of the transaction.
  */
-static PGresult *begin_pipelined(struct wq__conn *c, const char *name, int n,
-				 const struct params *p)
+static int begin_pipelined(struct wq__conn *c, const char *name, int n,
+			   const struct params *p, PGresult **out)
 {
 	PGresult *b = NULL, *res = NULL;
+	int sent, rc;
 
+	*out = NULL;
 	c->begin_pending = 0;
 	c->tx_gen = c->gen;
 	if (!PQenterPipelineMode(c->pg))
-		return NULL;
-	if (PQsendQueryParams(c->pg, BEGIN_SQL, 0, NULL, NULL, NULL, NULL, 0) &&
-	    PQsendQueryPrepared(c->pg, name, n, p->val, p->len, p->fmt, 0) &&
-	    PQpipelineSync(c->pg)) {
+		return pipeline_end(c, 1);
+	sent = PQsendQueryParams(c->pg, BEGIN_SQL, 0, NULL, NULL, NULL, NULL, 0) &&
+	       PQsendQueryPrepared(c->pg, name, n, p->val, p->len, p->fmt, 0) &&
+	       PQpipelineSync(c->pg);
+	if (sent) {
 		/* per query: its result, then NULL; then the sync's result */
 		if ((b = PQgetResult(c->pg)) != NULL && PQgetResult(c->pg) == NULL &&
 		    (res = PQgetResult(c->pg)) != NULL)
 			PQclear(PQgetResult(c->pg)); /* NULL after the statement's result */
 		PQclear(PQgetResult(c->pg)); /* PGRES_PIPELINE_SYNC */
 	}
+	rc = pipeline_end(c, !sent || !b || !res);
 	if (b && PQresultStatus(b) != PGRES_COMMAND_OK) { /* BEGIN failed: report that */
 		PQclear(res);
 		res = b;
 		b = NULL;
 	}
 	PQclear(b);
-	PQexitPipelineMode(c->pg); /* fails only with results unread: a broken connection */
-	return res;
+	if (!rc && !result_ok(res))
+		rc = map_result(c, res); /* the connection is good: pipeline_end said so */
+	if (rc) {
+		PQclear(res);
+		return rc;
+	}
+	*out = res;
+	return WQ__SQL_OK;
 }
 
 static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int nargs,
@@ -704,7 +768,6 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	struct wq__cursor *cur;
 	char name[24];
 	PGresult *res;
-	ExecStatusType st;
 	/* see the top of this file: outside a transaction, or in one not sent yet */
 	int rc, sent, retry = !c->in_tx || c->begin_pending, piped;
 
@@ -736,18 +799,20 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 				rc = set_err(c, WQ__SQL_ERROR, "too few arguments");
 				break;
 			}
-			res = piped ? begin_pipelined(c, name, c->nparams[id], &p)
-				    : PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len,
+			if (piped) {
+				rc = begin_pipelined(c, name, c->nparams[id], &p, &res);
+			} else {
+				res = PQexecPrepared(c->pg, name, c->nparams[id], p.val, p.len,
 						     p.fmt, 0);
-			st = PQresultStatus(res);
-			if (res && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) {
-				rc = cursor_init(c, cur, res);
+				rc = result_ok(res) ? WQ__SQL_OK : pg_fail(c, res);
+			}
+			if (!rc) {
+				rc = cursor_init(c, cur, res); /* takes res over */
 				if (rc)
 					break;
 				*out = cur;
 				return WQ__SQL_OK;
 			}
-			rc = pg_fail(c, res);
 			PQclear(res);
 		}
 		/* An autocommitted write sent without an answer: it may have committed. */
@@ -790,15 +855,15 @@ static int pg_exec_queued(struct wq__conn *c, int id, const struct wq__arg *args
 	if (rc)
 		return rc;
 	if (!c->queued && !PQenterPipelineMode(c->pg))
-		return pg_fail(c, NULL);
+		return pipeline_end(c, 1); /* libpq busy mid-transaction: not usable */
 	snprintf(name, sizeof(name), "wq_%d", id);
 	if (PQsendQueryPrepared(c->pg, name, c->nparams[id], p.val, p.len, p.fmt, 0)) {
 		c->queued++;
 		return WQ__SQL_OK;
 	}
-	/* not sent (the connection broke while writing): the earlier answers, then why */
-	rc = c->queued ? settle(c, NULL, NULL) : (PQexitPipelineMode(c->pg), WQ__SQL_OK);
-	return rc ? rc : pg_fail(c, NULL);
+	/* Not sent (no memory, or the connection broke): complete messages of it may be in
+	 * libpq's buffer, so no sync follows them; the session goes, the transaction too. */
+	return pipeline_end(c, 1);
 }
 
 /* The next row; its bytea columns are decoded here, where a failure can be reported. */
