@@ -353,6 +353,9 @@ struct wq__task_facts {
  * holds its task (ts read in the outcome's transaction) turns outcome o into
  * `interrupted` (uncertain-effect). op_finish_many.c leaves such outcomes to it. */
 int wq__finish_uncertain(const struct wq__task_state *ts, const struct wq__outcome *o);
+/* op_claim.c: outcome o's attempt still holds its task (running under that attempt and
+ * instance, ts read in the outcome's transaction): the finish's fence will match. */
+int wq__attempt_holds(const struct wq__task_state *ts, const struct wq__outcome *o);
 int wq__rows_batched(const struct wq__store *s);
 void wq__rows_on(struct wq__store *s); /* within wq__begin..wq__end */
 /* Buffering on whatever the driver: for a caller whose rows must be written after rows it

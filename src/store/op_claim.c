@@ -150,16 +150,18 @@ static wq_rc claim_rows(struct wq__store *s, const struct wq__claim_req *req,
 	wq_rc rc = WQ_OK;
 	size_t i;
 
-	for (i = 0; wq__rows_batched(s) && i < n; i++)
-		wq__rb_row(&att, "ii", x[i].c.id, (int64_t)x[i].c.attempt);
-	for (i = 0; !wq__rows_batched(s) && !rc && i < n; i++) /* wave5 drain: op_rows.c */
-		rc = wq__run(s, SQL_ATTEMPT_INSERT,
-			     WQ__ARGS(WQ__AI(x[i].c.id), WQ__AI(x[i].c.attempt),
-				      WQ__AT(req->instance), WQ__AI(req->now)),
-			     NULL, "insert attempts", err);
-	if (!rc)
+	if (wq__rows_batched(s)) { /* one statement (a round trip saved per row) */
+		for (i = 0; i < n; i++)
+			wq__rb_row(&att, "ii", x[i].c.id, (int64_t)x[i].c.attempt);
 		rc = wq__rows_attempts_insert(s, &att, req->instance, req->now, err);
-	free(att.p);
+		free(att.p);
+	} else { /* in-process: a cached one-row statement each costs less */
+		for (i = 0; !rc && i < n; i++)
+			rc = wq__run(s, SQL_ATTEMPT_INSERT,
+				     WQ__ARGS(WQ__AI(x[i].c.id), WQ__AI(x[i].c.attempt),
+					      WQ__AT(req->instance), WQ__AI(req->now)),
+				     NULL, "insert attempts", err);
+	}
 	for (i = 0; !rc && i < n; i++) {
 		rc = wq__eventf(s, x[i].c.id, req->now, x[i].c.attempt, "claimed", req->instance,
 				err, "as", x[i].c.id, x[i].c.attempt, "instance", req->instance,
@@ -322,10 +324,15 @@ static void detail_with_effect(const char *detail, const struct wq__open_effect 
  * ends `interrupted` (cancelled-while-running, naming it: SPEC §13); an interrupted
  * attempt with an open effect names it in reason_detail. *adj is the outcome to record; `detail` holds its reason_detail.
  */
-int wq__finish_uncertain(const struct wq__task_state *ts, const struct wq__outcome *o)
+int wq__attempt_holds(const struct wq__task_state *ts, const struct wq__outcome *o)
 {
 	return strcmp(ts->state, "running") == 0 && ts->attempt == o->attempt && o->instance &&
-	       strcmp(ts->instance, o->instance) == 0 && ts->uncertain[0];
+	       strcmp(ts->instance, o->instance) == 0;
+}
+
+int wq__finish_uncertain(const struct wq__task_state *ts, const struct wq__outcome *o)
+{
+	return wq__attempt_holds(ts, o) && ts->uncertain[0];
 }
 
 static wq_rc finish_effects(struct wq__store *s, const struct wq__outcome *o,

@@ -41,8 +41,7 @@ static int fits(const struct wq__store *s, const struct wq__outcome *o)
 	/* held by this attempt (the UPDATE's fence holds), and not one finish_effects
 	 * turns into interrupted (its rule, wq__finish_uncertain, decides it for both) */
 	f = wq__rows_fact(s, o->task_id);
-	return f && strcmp(f->ts.state, "running") == 0 && f->ts.attempt == o->attempt &&
-	       strcmp(f->ts.instance, o->instance) == 0 && !wq__finish_uncertain(&f->ts, o);
+	return f && wq__attempt_holds(&f->ts, o) && !wq__finish_uncertain(&f->ts, o);
 }
 
 /* The result as lowercase hex (the statement decodes it); NULL without memory. */

@@ -11,17 +11,6 @@
 
 #include "store/op.h"
 
-static int fast(char *buf, size_t sz, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = wq__detail_fast(buf, sz, fmt, ap);
-	va_end(ap);
-	return n;
-}
-
 /* Both paths for one argument list: the same text, or (want_fast 0) the fast one declines. */
 #define SAME(want_fast, fmt, ...)                                                          \
 	do {                                                                               \
@@ -29,7 +18,7 @@ static int fast(char *buf, size_t sz, const char *fmt, ...)
 		wq_error e_;                                                               \
 		json_t *d_ = wq__detailf(&e_, fmt, __VA_ARGS__);                           \
 		char *slow_ = d_ ? wq__detail_text(d_) : NULL;                             \
-		int n_ = fast(buf_, sizeof buf_, fmt, __VA_ARGS__);                        \
+		int n_ = wq__detail_fastf(buf_, sizeof buf_, fmt, __VA_ARGS__);                        \
 		assert_non_null(slow_);                                                    \
 		if (want_fast) {                                                           \
 			assert_true(n_ >= 0);                                              \
