@@ -62,6 +62,13 @@ static const char *postgres_text(int id)
 	case SQL_MIGRATE_LOCK: /* concurrent migrations queue on the lock */
 		return "CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL); "
 		       "LOCK TABLE schema_version IN EXCLUSIVE MODE";
+	/* wave6 chk: PostgreSQL enforces foreign keys throughout; its steps alter tables in
+	 * place and never need a rebuild */
+	case SQL_MIGRATE_FK_OFF:
+	case SQL_MIGRATE_FK_ON:
+		return "SELECT 1";
+	case SQL_MIGRATE_FK_DANGLING:
+		return "SELECT 0";
 	case SQL_NOTIFY: /* delivered when the transaction commits */
 		return "SELECT pg_notify('" WQ__SQL_NOTIFY_CHANNEL "', '')";
 	case SQL_DLV_QUEUE:

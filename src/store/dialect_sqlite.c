@@ -63,6 +63,13 @@ static const char *sqlite_text(int id)
 	case SQL_MIGRATE_LOCK: /* BEGIN IMMEDIATE holds the write lock already */
 	case SQL_NOTIFY:
 		return "SELECT 1";
+	/* wave6 chk: SQLite switches enforcement only outside a transaction */
+	case SQL_MIGRATE_FK_OFF:
+		return "PRAGMA foreign_keys = OFF";
+	case SQL_MIGRATE_FK_ON:
+		return "PRAGMA foreign_keys = ON";
+	case SQL_MIGRATE_FK_DANGLING:
+		return "SELECT count(*) FROM pragma_foreign_key_check";
 	case SQL_DLV_QUEUE:
 		/* Channels in the order given; the id base is read once, j.key keeps them
 		 * apart. */

@@ -61,6 +61,23 @@ static wq_rc schema_refuse(struct wq__store *s, int version, int foreign, unsign
 	return WQ_OK;
 }
 
+/* A step runs with foreign keys unenforced (see migrate()): it commits only if no row's
+ * reference dangles afterwards, which is what enforcement would have guaranteed. */
+static wq_rc dangling_refuse(struct wq__store *s, int version, wq_error *err)
+{
+	int64_t n = 0;
+	wq_rc rc;
+
+	rc = wq__rows(s, SQL_MIGRATE_FK_DANGLING, WQ__NOARGS, wq__read_i64, &n, NULL,
+		      "check references after migrating", err);
+	if (!rc && n > 0)
+		rc = wq__err(err, WQ_ESTORE,
+			     "database %s: migration to schema version %d would leave %lld "
+			     "references dangling; nothing was changed",
+			     s->drv->label(s->c), version, (long long)n);
+	return rc;
+}
+
 /* One migration step in its own write transaction, together with the schema_version row
  * that records it: applied fully or not at all, by one process (the dialect's lock
  * statement, or SQLite's write lock, orders concurrent migrations; each re-reads the
@@ -93,6 +110,8 @@ static wq_rc migrate_step(struct wq__store *s, const struct wq__migration *m, in
 		rc = wq__err(err, WQ_ESTORE, "database %s: migration to schema version %d failed: %s",
 			     s->drv->label(s->c), m->version, s->drv->errmsg(s->c));
 	if (!rc)
+		rc = dangling_refuse(s, m->version, err);
+	if (!rc)
 		rc = wq__run(s, SQL_SET_VERSION, WQ__ARGS(WQ__AI(m->version)), NULL,
 			     "record schema version", err);
 out:
@@ -112,7 +131,17 @@ static wq_rc migrate(struct wq__store *s, int version, wq_error *err)
 	if (n == 0 || m[n - 1].version != WQ_SCHEMA_VERSION)
 		return wq__err(err, WQ_ESTORE, "%s: no migration to schema version %d (a build "
 					       "error)", s->drv->name, WQ_SCHEMA_VERSION);
-	for (i = 0; i < n; i++) {
+	/* Foreign keys go unenforced while the steps run, and come back before the store
+	 * is used, whether the steps succeeded or not. A step that rebuilds a table (SQLite
+	 * cannot alter a CHECK in place) drops the old one, and an enforced ON DELETE
+	 * CASCADE would empty its children with it; SQLite switches enforcement only
+	 * outside a transaction, so here, around the steps. Each step checks instead
+	 * (dangling_refuse). */
+	if (s->drv->script(s->c, wq__sql_text(s->d, SQL_MIGRATE_FK_OFF)))
+		return wq__err(err, WQ_ESTORE, "database %s: cannot prepare migrating: %s",
+			       s->drv->label(s->c), s->drv->errmsg(s->c));
+	rc = WQ_OK;
+	for (i = 0; i < n && !rc; i++) {
 		if (m[i].version <= version)
 			continue;
 		for (tries = 0;; tries++) {
@@ -120,10 +149,12 @@ static wq_rc migrate(struct wq__store *s, int version, wq_error *err)
 			if (!rc || !raced || tries + 1 >= MIGRATE_TRIES)
 				break;
 		}
-		if (rc)
-			return rc;
 	}
-	return WQ_OK;
+	if (s->drv->script(s->c, wq__sql_text(s->d, SQL_MIGRATE_FK_ON)) && !rc)
+		rc = wq__err(err, WQ_ESTORE, "database %s: cannot enforce foreign keys again "
+					     "after migrating: %s",
+			     s->drv->label(s->c), s->drv->errmsg(s->c));
+	return rc;
 }
 
 static void store_close(struct wq__store *s)

@@ -580,7 +580,14 @@
 	 * (dialect_postgres.c; NULL in SQLite, which keeps SQL_FINISH_SUCCEEDED per row).  \
 	 * $1 a JSON array of [task id, attempt, instance, now, outcome, result as hex,     \
 	 * result size, result sha256, has result, exit status]; answers the ids updated */ \
-	X(SQL_FINISH_SUCCEEDED_MANY, NULL)
+	X(SQL_FINISH_SUCCEEDED_MANY, NULL)                                                  \
+	/* wave6 chk: foreign keys while migration steps run (op_store.c migrate()): script  \
+	 * texts run outside any transaction before the first step and after the last, and \
+	 * the number of rows whose reference dangles, read inside each step before its     \
+	 * commit */                                                                        \
+	X(SQL_MIGRATE_FK_OFF, NULL)                                                         \
+	X(SQL_MIGRATE_FK_ON, NULL)                                                          \
+	X(SQL_MIGRATE_FK_DANGLING, NULL)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

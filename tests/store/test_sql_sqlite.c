@@ -14,6 +14,7 @@
  *       -lsqlite3 -lcmocka
  */
 #include "store/sql_sqlite.c"
+#include "store/op.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -111,12 +112,21 @@ static int64_t scalar(struct wq__conn *c, const char *sql)
 	return v;
 }
 
-/* Every step, as the core runs it: begin(write), script, the version row, commit. */
+/* A script text of the dialect's, run as the core runs it. */
+static void dialect_script(struct wq__conn *c, int id)
+{
+	assert_int_equal(D->script(c, wq__sqlite_dialect.variant(id)), WQ__SQL_OK);
+}
+
+/* Every step, as the core runs it (op_store.c migrate()): foreign keys unenforced around
+ * the steps; each step begin(write), script, no dangling reference, the version row,
+ * commit. */
 static void migrate(struct wq__conn *c)
 {
 	struct wq__cursor *cur;
 	size_t i;
 
+	dialect_script(c, SQL_MIGRATE_FK_OFF);
 	for (i = 0; i < wq__sqlite_nmigrations; i++) {
 		const struct wq__migration *m = &wq__sqlite_migrations[i];
 		struct wq__arg v = WQ__AI(m->version);
@@ -128,8 +138,10 @@ static void migrate(struct wq__conn *c)
 		assert_int_equal(D->step(cur), 0);
 		assert_int_equal(D->changes(cur), 1);
 		D->done(cur);
+		assert_int_equal(scalar(c, wq__sqlite_dialect.variant(SQL_MIGRATE_FK_DANGLING)), 0);
 		assert_int_equal(D->commit(c), WQ__SQL_OK);
 	}
+	dialect_script(c, SQL_MIGRATE_FK_ON);
 }
 
 static void test_path_forms(void **state)
@@ -175,10 +187,12 @@ static const char v3_rows[] =
 	"subject, created_at) VALUES (9, 'r', 'k', 1, 7, 'k', 'op', 's', 0);"
 	"INSERT INTO id_floor (tbl, id) VALUES ('tasks', 12);";
 
-/* Steps 1-3, v3_rows, then step 4, in one transaction. */
+/* Steps 1-3, v3_rows, then step 4, in one transaction, foreign keys unenforced around
+ * it as the core runs steps. */
 static void migrate_from_v3_rows(struct wq__conn *c)
 {
 	assert_true(wq__sqlite_nmigrations >= 4);
+	dialect_script(c, SQL_MIGRATE_FK_OFF);
 	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
 	for (size_t i = 0; i < 3; i++)
 		assert_int_equal(D->script(c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
@@ -186,6 +200,70 @@ static void migrate_from_v3_rows(struct wq__conn *c)
 	assert_int_equal(wq__sqlite_migrations[3].version, 4);
 	assert_int_equal(D->script(c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
 	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	dialect_script(c, SQL_MIGRATE_FK_ON);
+}
+
+/* Wave 6 (chk): a v3 store with rows, migrated by the core's own open: step 4 rebuilds
+ * tasks with its state CHECK as ORs, and the rows that reference a task survive the old
+ * table's drop (with foreign keys enforced, its ON DELETE CASCADE would have deleted
+ * them); the CHECK still refuses an unknown state; an insert into tasks builds no
+ * temporary table any more; foreign keys are enforced again afterwards. */
+static void test_v4_tasks_rebuilt_children_kept(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg v = WQ__AI(3);
+	struct wq__cursor cur, *vc;
+	struct wq__store *s = NULL;
+	wq_error err = {0};
+	size_t len;
+	int ephemeral = 0;
+
+	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
+	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK);
+	assert_int_equal(D->exec(f->c, SQL_SET_VERSION, &v, 1, &vc), WQ__SQL_OK);
+	assert_int_equal(D->step(vc), 0);
+	D->done(vc);
+	assert_int_equal(D->commit(f->c), WQ__SQL_OK);
+
+	/* the core's open, and its connection afterwards: enforcing foreign keys again */
+	assert_int_equal(wq__sqlite_methods.open(f->db, WQ_OPEN_MIGRATE, &s, &err), WQ_OK);
+	assert_int_equal(scalar(s->c, "PRAGMA foreign_keys"), 1);
+	wq__sqlite_methods.close(s);
+
+	assert_int_equal(scalar(f->c, "SELECT max(version) FROM schema_version"), 4);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks WHERE id = 7 AND kind = 'k' "
+				      "AND operation = 'op' AND state = 'pending' AND "
+				      "max_attempts = 1 AND depth = 0"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM events WHERE id = 41 AND task_id = 7"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM inbox WHERE id = 9"), 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE name = 'tasks' "
+				      "AND sql LIKE '% IN (%'"),
+			 0);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+				      "AND tbl_name = 'tasks'"),
+			 7);
+	/* the CHECK holds */
+	assert_int_equal(run(f->c, "UPDATE tasks SET state = 'bogus' WHERE id = 7", NULL, 0, &cur),
+			 WQ__SQL_OK);
+	assert_int_equal(D->step(&cur), -WQ__SQL_ERROR);
+	assert_non_null(strstr(D->errmsg(f->c), "CHECK constraint failed"));
+	sqlite3_finalize(cur.st);
+	/* no temporary table per row */
+	assert_int_equal(run(f->c, "EXPLAIN INSERT INTO tasks (kind, operation, payload, "
+				   "payload_size, payload_sha256, payload_version, priority, state, "
+				   "due_at, order_at, created_at, updated_at, max_attempts) VALUES "
+				   "('k', 'o2', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1)",
+			     NULL, 0, &cur),
+			 WQ__SQL_OK);
+	while (D->step(&cur) == 1)
+		ephemeral += strcmp(D->col_text(&cur, 1, &len), "OpenEphemeral") == 0;
+	sqlite3_finalize(cur.st);
+	assert_int_equal(ephemeral, 0);
 }
 
 static void test_v4_floors_existing_ids(void **state)
@@ -579,6 +657,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrations_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_partial_indexes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_tasks_rebuilt_children_kept, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_and_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rewrite_params, setup, teardown),
