@@ -187,6 +187,14 @@ static const char v3_rows[] =
 	"subject, created_at) VALUES (9, 'r', 'k', 1, 7, 'k', 'op', 's', 0);"
 	"INSERT INTO id_floor (tbl, id) VALUES ('tasks', 12);";
 
+/* Steps 1-3 and v3_rows, in the caller's transaction. */
+static void v3_with_rows(struct wq__conn *c)
+{
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(D->script(c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
+	assert_int_equal(D->script(c, v3_rows), WQ__SQL_OK);
+}
+
 /* Steps 1-3, v3_rows, then step 4, in one transaction, foreign keys unenforced around
  * it as the core runs steps. */
 static void migrate_from_v3_rows(struct wq__conn *c)
@@ -194,9 +202,7 @@ static void migrate_from_v3_rows(struct wq__conn *c)
 	assert_true(wq__sqlite_nmigrations >= 4);
 	dialect_script(c, SQL_MIGRATE_FK_OFF);
 	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
-	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(D->script(c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
-	assert_int_equal(D->script(c, v3_rows), WQ__SQL_OK);
+	v3_with_rows(c);
 	assert_int_equal(wq__sqlite_migrations[3].version, 4);
 	assert_int_equal(D->script(c, wq__sqlite_migrations[3].sql), WQ__SQL_OK);
 	assert_int_equal(D->commit(c), WQ__SQL_OK);
@@ -219,9 +225,7 @@ static void test_v4_tasks_rebuilt_children_kept(void **state)
 	int ephemeral = 0;
 
 	assert_int_equal(D->begin(f->c, 1), WQ__SQL_OK);
-	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(D->script(f->c, wq__sqlite_migrations[i].sql), WQ__SQL_OK);
-	assert_int_equal(D->script(f->c, v3_rows), WQ__SQL_OK);
+	v3_with_rows(f->c);
 	assert_int_equal(D->exec(f->c, SQL_SET_VERSION, &v, 1, &vc), WQ__SQL_OK);
 	assert_int_equal(D->step(vc), 0);
 	D->done(vc);
