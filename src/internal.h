@@ -80,6 +80,20 @@ wq_rc wq__enqueue_shared(wq_db *db, const struct wq__new_task *t,
  * 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
 size_t wq__utf8_seq(const unsigned char *p, size_t avail);
 
+/* ---- operation.c ---- */
+
+/* WQ_OK when wq_operation_idempotency_key would accept the identity (the lengths of its
+ * fields), else its WQ_EINVAL: a check without the hash, for callers that compute the
+ * key later (an in-process job's, job.c). */
+wq_rc wq__operation_identity_check(const char *tenant, const char *scope, const char *kind,
+				   const char *operation, wq_error *err);
+
+/* ---- time.c ---- */
+
+/* wq_time_format through gmtime_r and strftime: what it gives outside years 1000-9999,
+ * and the reference its hand-written path is tested against. Returns buf. */
+char *wq__time_format_libc(int64_t us, char *buf);
+
 /* ---- random.c ---- */
 
 void wq__random_bytes(void *buf, size_t len);

@@ -4,6 +4,7 @@
 #include "job.h"
 
 #include <jansson.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,28 @@ const char *wq_job_operation(const wq_job *job) { return job->operation; }
 const char *wq_job_tenant(const wq_job *job) { return job->tenant; }
 const char *wq_job_scope(const wq_job *job) { return job->scope; }
 int wq_job_payload_version(const wq_job *job) { return job->payload_version; }
-const char *wq_job_idempotency_key(const wq_job *job) { return job->idem; }
+/* Computed once, by the first caller; a caller meanwhile on another thread of the
+ * handler waits for it. The identity was checked before the job started (inproc_job),
+ * so the computation cannot fail. */
+const char *wq_job_idempotency_key(const wq_job *job)
+{
+	struct wq_job *j = (struct wq_job *)job;
+	int st = atomic_load_explicit(&j->idem_state, memory_order_acquire), zero = 0;
+	wq_error e;
+
+	if (st == 2)
+		return j->idem;
+	if (atomic_compare_exchange_strong(&j->idem_state, &zero, 1)) {
+		if (wq_operation_idempotency_key(j->tenant, j->scope, j->kind, j->operation,
+						 j->keyed, j->idem, &e) != WQ_OK)
+			j->idem[0] = '\0';
+		atomic_store_explicit(&j->idem_state, 2, memory_order_release);
+		return j->idem;
+	}
+	while (atomic_load_explicit(&j->idem_state, memory_order_acquire) != 2)
+		sched_yield();
+	return j->idem;
+}
 int64_t wq_job_deadline(const wq_job *job) { return job->deadline; }
 
 int wq_job_cancelled(const wq_job *job)

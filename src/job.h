@@ -46,7 +46,12 @@ struct wq_job {
 	char operation[WQ_KEY_MAX + 1];
 	char tenant[WQ_NAME_MAX + 1];
 	char scope[WQ_NAME_MAX + 1];
+	int keyed;                  /* the operation's key was the caller's (not generated) */
+	/* wave6 sqcpu: the idempotency key, computed on the first wq_job_idempotency_key
+	 * (a SHA-256, ~11k instructions, that most handlers never ask for). idem_state: 0
+	 * not yet, 1 being computed by one caller, 2 idem holds it (release/acquire). */
 	char idem[WQ_IDEMPOTENCY_KEY_BUFSZ];
+	atomic_int idem_state;
 	void *owner;                /* the worker's record of the attempt (loop side only) */
 
 	/* Written by the loop, read by the handler: a wq_job_stop, 0 while it may go on. */

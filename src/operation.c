@@ -30,6 +30,20 @@ static void idem_key(const char *buf, size_t len, char out[WQ_IDEMPOTENCY_KEY_BU
 	snprintf(out, WQ_IDEMPOTENCY_KEY_BUFSZ, "wq1-%.40s", hex);
 }
 
+wq_rc wq__operation_identity_check(const char *tenant, const char *scope, const char *kind,
+				   const char *operation, wq_error *err)
+{
+	size_t nt = tenant ? strlen(tenant) : 0, ns = scope ? strlen(scope) : 0;
+	size_t nk = kind ? strlen(kind) : 0, no = operation ? strlen(operation) : 0;
+
+	if (nt > WQ_NAME_MAX || ns > WQ_NAME_MAX || nk == 0 || nk > WQ_KIND_MAX || no == 0 ||
+	    no > WQ_KEY_MAX)
+		return wq__err(err, WQ_EINVAL, "an operation identity needs a kind of 1..%d bytes, "
+					       "a key of 1..%d and tenant and scope of at most %d",
+			       WQ_KIND_MAX, WQ_KEY_MAX, WQ_NAME_MAX);
+	return WQ_OK;
+}
+
 wq_rc wq_operation_idempotency_key(const char *tenant, const char *scope, const char *kind,
 				   const char *operation, int keyed,
 				   char out[WQ_IDEMPOTENCY_KEY_BUFSZ], wq_error *err)
@@ -38,14 +52,12 @@ wq_rc wq_operation_idempotency_key(const char *tenant, const char *scope, const 
 	size_t nt = strlen(t), ns = strlen(s), nk = kind ? strlen(kind) : 0;
 	size_t no = operation ? strlen(operation) : 0, len = 0;
 	char buf[IDEM_BUF];
+	wq_rc rc;
 
 	if (!out)
 		return wq__err(err, WQ_EINVAL, "wq_operation_idempotency_key needs an out buffer");
-	if (nt > WQ_NAME_MAX || ns > WQ_NAME_MAX || nk == 0 || nk > WQ_KIND_MAX || no == 0 ||
-	    no > WQ_KEY_MAX)
-		return wq__err(err, WQ_EINVAL, "an operation identity needs a kind of 1..%d bytes, "
-					       "a key of 1..%d and tenant and scope of at most %d",
-			       WQ_KIND_MAX, WQ_KEY_MAX, WQ_NAME_MAX);
+	if ((rc = wq__operation_identity_check(tenant, scope, kind, operation, err)))
+		return rc;
 	/* "keyed" vs "generated": a caller's key may look like a generated id (op_…) of
 	 * another task in the same tenant, scope and kind; they are still two operations. */
 	len = (size_t)snprintf(buf, sizeof(buf), "wakeq-operation\n%s\n",

@@ -240,19 +240,89 @@ bad:
 		       text ? text : "");
 }
 
-char *wq_time_format(int64_t us, char *buf)
+/* The seconds and milliseconds of us (floor division: a time before 1970 keeps a
+ * millisecond part in 0..999). */
+static void split_ms(int64_t us, int64_t *secs, unsigned *ms)
 {
-	int64_t secs = us / WQ__US_PER_S, rem = us % WQ__US_PER_S;
+	int64_t rem = us % WQ__US_PER_S;
+
+	*secs = us / WQ__US_PER_S;
+	if (rem < 0) {
+		rem += WQ__US_PER_S;
+		*secs -= 1;
+	}
+	*ms = (unsigned)(rem / WQ__US_PER_MS) % 1000u;
+}
+
+char *wq__time_format_libc(int64_t us, char *buf)
+{
+	int64_t secs;
+	unsigned ms;
 	struct tm tm;
 	time_t t;
 
-	if (rem < 0) {
-		rem += WQ__US_PER_S;
-		secs -= 1;
-	}
+	split_ms(us, &secs, &ms);
 	t = (time_t)secs;
 	gmtime_r(&t, &tm);
 	size_t n = strftime(buf, WQ_TIME_BUFSZ - 6, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, WQ_TIME_BUFSZ - n, ".%03uZ", (unsigned)(rem / WQ__US_PER_MS) % 1000u);
+	snprintf(buf + n, WQ_TIME_BUFSZ - n, ".%03uZ", ms);
+	return buf;
+}
+
+/* n decimal digits of v, zero-padded, at p. */
+static char *put_digits(char *p, unsigned v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + n;
+}
+
+/* 1000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: within them every field has a fixed
+ * width, which the hand-written path below relies on. */
+#define FAST_MIN_S (-30610224000LL)
+#define FAST_MAX_S 253402300799LL
+
+/* Byte for byte what wq__time_format_libc gives (tests/unit/test_time.c compares them
+ * over many values): for years 1000-9999 written here (civil_from_days, Howard
+ * Hinnant's algorithm, the inverse of days_from_civil above), without gmtime_r and
+ * strftime, which cost ~2,000 instructions a call in every event detail that holds a
+ * time; other years through the C library. */
+char *wq_time_format(int64_t us, char *buf)
+{
+	int64_t secs, days, z, era;
+	unsigned ms, sod, doe, yoe, doy, mp, d, m;
+	int64_t y;
+	char *p = buf;
+
+	split_ms(us, &secs, &ms);
+	if (secs < FAST_MIN_S || secs > FAST_MAX_S)
+		return wq__time_format_libc(us, buf);
+	days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+	sod = (unsigned)(secs - days * 86400);
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	y = (int64_t)yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	p = put_digits(p, (unsigned)y, 4);
+	*p++ = '-';
+	p = put_digits(p, m, 2);
+	*p++ = '-';
+	p = put_digits(p, d, 2);
+	*p++ = 'T';
+	p = put_digits(p, sod / 3600, 2);
+	*p++ = ':';
+	p = put_digits(p, sod / 60 % 60, 2);
+	*p++ = ':';
+	p = put_digits(p, sod % 60, 2);
+	*p++ = '.';
+	p = put_digits(p, ms, 3);
+	*p++ = 'Z';
+	*p = '\0';
 	return buf;
 }

@@ -258,8 +258,10 @@ static struct wq_job *inproc_job(struct wq_worker *w, struct wq__job *j, wq_erro
 		wq__err(e, WQ_ENOMEM, "out of memory before the in-process handler started");
 		return NULL;
 	}
-	if (wq_operation_idempotency_key(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
-					 j->t.keyed, job->idem, e) != WQ_OK) {
+	/* the key itself is computed when the handler asks for it (job.c); a stored
+	 * identity it could not be computed for fails the job here, as before */
+	if (wq__operation_identity_check(j->t.tenant, j->t.scope, j->t.kind, j->t.operation,
+					 e) != WQ_OK) {
 		free(job);
 		return NULL;
 	}
@@ -274,6 +276,8 @@ static struct wq_job *inproc_job(struct wq_worker *w, struct wq__job *j, wq_erro
 		return NULL;
 	}
 	job->task_id = j->t.id;
+	job->keyed = j->t.keyed;
+	atomic_init(&job->idem_state, 0);
 	job->attempt = j->t.attempt;
 	job->payload_version = j->t.payload_version;
 	job->deadline = j->kind->timeout > 0 ? j->started_at + j->kind->timeout : 0;

@@ -121,11 +121,6 @@ static const char *sqlite_text(int id)
 		       "json_extract(r.v, '$[1]') AND o.kind = json_extract(r.v, '$[2]') AND "
 		       "o.key = json_extract(r.v, '$[3]') LEFT JOIN tasks t ON t.id = o.task_id "
 		       "AND t.keyed = 1 AND t.operation = o.key";
-	case SQL_ENQ_TASK_IDS:
-		return "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE "
-		       "i < $1) SELECT b.base + n.i FROM n, (SELECT max(coalesce((SELECT max(id) "
-		       "FROM tasks), 0), coalesce((SELECT id FROM id_floor WHERE tbl = 'tasks'), "
-		       "0)) AS base) b ORDER BY n.i";
 	/* The rows as a MATERIALIZED table first: json_each renders a row's text anew
 	 * each time `value` is named, once per column otherwise (3x the cost). */
 	case SQL_ENQ_OPS_INSERT:
@@ -150,6 +145,14 @@ static const char *sqlite_text(int id)
 		return ENQ_EVENTS_INSERT ENQ_EVENTS4;
 	case SQL_ENQ_ACCEPTED_VALUES1:
 		return ENQ_EVENTS_INSERT ENQ_EVENT;
+	/* wave6 sqcpu: the base of a batch's task ids, read once */
+	case SQL_ENQ_TASK_BASE:
+		return "SELECT max(coalesce((SELECT max(id) FROM tasks), 0), coalesce((SELECT "
+		       "id FROM id_floor WHERE tbl = 'tasks'), 0))";
+	/* wave6 sqcpu: an event whose id the caller counted (sql.c event_counted) */
+	case SQL_EVENT_INSERT_AT:
+		return "INSERT INTO events (id, task_id, at, attempt, type, instance, detail) "
+		       "VALUES ($1, $2, $3, $4, $5, $6, $7)";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -69,15 +69,48 @@ static void put_char(struct out *o, const unsigned char *c, size_t n)
 	}
 }
 
+/* 1 for a byte jansson copies as is and that wq__utf8_clean keeps: printable ASCII (and
+ * DEL, 0x20-0x7F) other than the two it escapes ('"' 0x22, '\\' 0x5C); one load a byte
+ * in put_string's loop instead of four comparisons. */
+static const unsigned char plain_byte[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 /* text as a JSON string after wq__utf8_clean(text, max): invalid bytes become '?', cut
- * on a character boundary at max bytes of cleaned text. */
+ * on a character boundary at max bytes of cleaned text. Runs of plain bytes (the whole
+ * of most texts: kinds, hex digests, times) are copied at once, within max; anything
+ * else goes one character at a time as before. */
 static void put_string(struct out *o, const char *text, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)text, q = '?';
-	size_t len = strlen(text), i = 0, used = 0, n;
+	size_t len = strlen(text), i = 0, used = 0, n, run, lim;
 
 	put(o, "\"", 1);
 	while (i < len) {
+		lim = len - i < max - used ? len - i : max - used; /* used <= max always */
+		for (run = 0; run < lim && plain_byte[p[i + run]]; run++)
+			;
+		if (run) {
+			put(o, (const char *)p + i, run);
+			used += run;
+			i += run;
+			continue;
+		}
 		n = wq__utf8_seq(p + i, len - i);
 		if (used + (n ? n : 1) > max)
 			break;
@@ -88,9 +121,36 @@ static void put_string(struct out *o, const char *text, size_t max)
 	put(o, "\"", 1);
 }
 
-static int by_key(const void *a, const void *b)
+/* v in decimal as printf's PRId64 writes it, into num (at least 21 bytes); its length. */
+static size_t int_text(int64_t v, char *num)
 {
-	return strcmp(((const struct entry *)a)->key, ((const struct entry *)b)->key);
+	char tmp[24];
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t n = 0, k = 0;
+
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		num[k++] = '-';
+	while (n)
+		num[k++] = tmp[--n];
+	return k;
+}
+
+/* e[0 .. n) by key (strcmp), in place: an insertion sort, cheaper than qsort for the
+ * dozen entries at most that a detail has. Equal keys make the caller give up, so their
+ * order does not matter. */
+static void sort_entries(struct entry *e, int n)
+{
+	for (int i = 1; i < n; i++) {
+		struct entry x = e[i];
+		int j = i;
+
+		for (; j > 0 && strcmp(e[j - 1].key, x.key) > 0; j--)
+			e[j] = e[j - 1];
+		e[j] = x;
+	}
 }
 
 /* The entries of fmt (detailv's letters); their count, or -1 when there are too many. */
@@ -136,12 +196,16 @@ static int entries_of(const char *fmt, va_list ap, struct entry *e)
 static void put_value(struct out *o, const struct entry *x)
 {
 	char num[WQ_TIME_BUFSZ + 48];
-	int k;
+	size_t k;
 
 	switch (x->type) {
-	case 'a':
-		k = snprintf(num, sizeof num, "\"%" PRId64 ".%d\"", x->v, x->attempt);
-		put(o, num, (size_t)k);
+	case 'a': /* "<task id>.<attempt>" */
+		num[0] = '"';
+		k = 1 + int_text(x->v, num + 1);
+		num[k++] = '.';
+		k += int_text(x->attempt, num + k);
+		num[k++] = '"';
+		put(o, num, k);
 		break;
 	case 's':
 		put_string(o, x->str, x->max);
@@ -153,8 +217,7 @@ static void put_value(struct out *o, const struct entry *x)
 		put_string(o, wq_time_format(x->v, num), sizeof num);
 		break;
 	default:
-		k = snprintf(num, sizeof num, "%" PRId64, x->v);
-		put(o, num, (size_t)k);
+		put(o, num, int_text(x->v, num));
 	}
 }
 
@@ -166,7 +229,7 @@ int wq__detail_fast(char *buf, size_t sz, const char *fmt, va_list ap)
 
 	if (n < 0)
 		return -1;
-	qsort(e, (size_t)n, sizeof(*e), by_key);
+	sort_entries(e, n);
 	put(&o, "{", 1);
 	for (int i = 0; i < n; i++) {
 		if (i > 0 && strcmp(e[i - 1].key, e[i].key) == 0)

@@ -555,7 +555,7 @@
 	 * The stored operations of the keys [tenant, scope, kind, key]: (index in $1,     \
 	 * fingerprint, task_id, the task's state or NULL when pruned) */                   \
 	X(SQL_ENQ_KEYS_GET, NULL)                                                           \
-	/* $1 new task ids (SQLite: above every id tasks ever had, as D_NEXT_ID) */         \
+	/* $1 new task ids: PostgreSQL only (SQLite: SQL_ENQ_TASK_BASE) */                  \
 	X(SQL_ENQ_TASK_IDS, NULL)                                                           \
 	/* rows [tenant, scope, kind, key, fingerprint, payload_version, task_id, now] */   \
 	X(SQL_ENQ_OPS_INSERT, NULL)                                                         \
@@ -587,7 +587,15 @@
 	 * commit */                                                                        \
 	X(SQL_MIGRATE_FK_OFF, NULL)                                                         \
 	X(SQL_MIGRATE_FK_ON, NULL)                                                          \
-	X(SQL_MIGRATE_FK_DANGLING, NULL)
+	X(SQL_MIGRATE_FK_DANGLING, NULL)                                                    \
+	/* wave6 sqcpu: SQLite only: the id above every id tasks ever had (as D_NEXT_ID,    \
+	 * minus one): a batch's new task ids are the next ones, counted in C (instead of   \
+	 * a recursive CTE). NULL on PostgreSQL (its identity sequence). */                 \
+	X(SQL_ENQ_TASK_BASE, NULL)                                                          \
+	/* SQLite only: an event with its id given ($1), counted on in C within one         \
+	 * transaction from SQL_ENQ_EVENT_BASE (sql.c event_counted); the other columns as  \
+	 * SQL_EVENT_INSERT's $1..$6. NULL on PostgreSQL. */                                \
+	X(SQL_EVENT_INSERT_AT, NULL)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

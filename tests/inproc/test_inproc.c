@@ -435,12 +435,28 @@ static void eight_at_once(void **state)
 
 /* ---- the job context ---- */
 
+/* wave6 sqcpu: the idempotency key is computed when first asked for (job.c): asked at
+ * once from the handler's thread and another, both get the operation's key. */
+static char key_seen[2][WQ_IDEMPOTENCY_KEY_BUFSZ];
+
+static void *ask_key(void *job)
+{
+	snprintf(key_seen[1], sizeof key_seen[1], "%s", wq_job_idempotency_key(job));
+	return NULL;
+}
+
 static wq_job_result describe(wq_job *job, void *ud)
 {
 	size_t len;
 	const char *p = wq_job_payload(job, &len);
 
+	pthread_t th;
+	int started = pthread_create(&th, NULL, ask_key, job) == 0;
+
 	(void)ud;
+	snprintf(key_seen[0], sizeof key_seen[0], "%s", wq_job_idempotency_key(job));
+	if (started)
+		pthread_join(th, NULL);
 	snprintf(P.seen, sizeof(P.seen), "%.*s|%" PRId64 "|%d|%s|%s|%s|%s|%s|%d|%d|%zu|%d",
 		 (int)len, p, wq_job_task_id(job), wq_job_attempt(job), wq_job_attempt_id(job),
 		 wq_job_kind(job), wq_job_operation(job), wq_job_tenant(job), wq_job_scope(job),
@@ -484,6 +500,10 @@ static void job_context_and_result(void **state)
 	snprintf(want, sizeof(want), "{\"n\":42}|%" PRId64 "|1|%" PRId64 ".1|ctx|order-7|acme|eu|2|1|%d|0",
 		 out.id, out.id, WQ_IDEMPOTENCY_KEY_BUFSZ - 1);
 	assert_string_equal(P.seen, want);
+	assert_int_equal(wq_operation_idempotency_key("acme", "eu", "ctx", "order-7", 1, want, &e),
+			 WQ_OK);
+	assert_string_equal(key_seen[0], want);
+	assert_string_equal(key_seen[1], want);
 	t = task(db, out.id);
 	assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
 	assert_int_equal(wq_task_result(db, out.id, &body, &blen, &e), WQ_OK);

@@ -6,6 +6,7 @@
  * by the test.
  */
 #include "internal.h"
+#include "store/op.h"
 
 #include <inttypes.h>
 #include <setjmp.h>
@@ -1039,6 +1040,48 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_clock_cases.h" /* the store's clock (issue 15) */
 #include "store_finish_many_cases.h" /* multi-row successes (wave 5 pgw) */
 
+/* wave6 sqcpu: event ids counted on in C within a transaction (sql.c event_counted, on
+ * SQLite) stay unique and ascending in write order when another statement inserts an
+ * event between them (SQL_EVENT_INSERT: the next counted one reads the base again),
+ * from one transaction to the next, and after a rolled-back transaction. */
+static void event_ids_counted_within_a_transaction(void **state)
+{
+	static const char *const want[] = {"accepted", "a", "b", "c", "d", "e"};
+	struct fx *f = *state;
+	wq_event *ev = NULL;
+	size_t n = 0;
+	int64_t id;
+	wq_error e;
+
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(wq__begin(f->s, 1, &e), WQ_OK);
+	assert_int_equal(wq__eventf(f->s, id, f->now, 0, "a", "", &e, "i", "n", (int64_t)1),
+			 WQ_OK);
+	assert_int_equal(wq__eventf(f->s, id, f->now, 0, "b", "", &e, ""), WQ_OK);
+	assert_int_equal(wq__run(f->s, SQL_EVENT_INSERT,
+				 WQ__ARGS(WQ__AI(id), WQ__AI(f->now), WQ__AI(0), WQ__AT("c"),
+					  WQ__AT(""), WQ__AT("{}")),
+				 NULL, "append event", &e),
+			 WQ_OK);
+	assert_int_equal(wq__eventf(f->s, id, f->now, 0, "d", "", &e, ""), WQ_OK);
+	assert_int_equal(wq__end(f->s, WQ_OK, &e), WQ_OK);
+	assert_int_equal(wq__begin(f->s, 1, &e), WQ_OK); /* rolled back: leaves nothing */
+	assert_int_equal(wq__eventf(f->s, id, f->now, 0, "x", "", &e, ""), WQ_OK);
+	wq__end(f->s, WQ_ECONFLICT, &e);
+	assert_int_equal(wq__begin(f->s, 1, &e), WQ_OK);
+	assert_int_equal(wq__eventf(f->s, id, f->now, 0, "e", "", &e, ""), WQ_OK);
+	assert_int_equal(wq__end(f->s, WQ_OK, &e), WQ_OK);
+	assert_int_equal(M->events(f->s, id, &ev, &n, &e), WQ_OK);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(ev[i].type, want[i]);
+		if (i > 0)
+			assert_true(ev[i].id > ev[i - 1].id);
+	}
+	assert_string_equal(ev[1].detail, "{\"n\":1}");
+	free(ev);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1047,6 +1090,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(finish_repeated_is_recognised, setup, teardown),
 		cmocka_unit_test_setup_teardown(ids_not_reused_after_prune, setup, teardown),
+		cmocka_unit_test_setup_teardown(event_ids_counted_within_a_transaction, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(invalid_utf8_key_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(instance_register_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(keyed_enqueue_replay_and_conflict, setup, teardown),

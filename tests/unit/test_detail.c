@@ -65,6 +65,41 @@ static void escapes_cuts_and_omissions(void **state)
 	     (int64_t)5, 1);
 }
 
+/* wave6 sqcpu: plain runs copied at once (cut inside a run and at its end, runs broken
+ * by escapes and UTF-8), integers written by hand (zero, negatives, the int64 limits),
+ * the accepted event's nine keys, times of many years. */
+static void runs_integers_and_times(void **state)
+{
+	static const char hex[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	static const int64_t ints[] = {0, 1, -1, 9, 10, -10, 99, 100, 123456789,
+				       INT64_C(-1234567890123), INT64_MAX, INT64_MIN};
+	(void)state;
+	for (int max = 0; max < 12; max++)
+		SAME(1, "s", "r", "abc\"de\xc3\xa9" "fg\nhij", max);
+	SAME(1, "s", "r", "plain run then \x7f" " and \xff" " and \\ end", 64);
+	for (int c = 1; c < 256; c++) { /* every byte, alone and inside a run */
+		char one[8] = {'a', 'b', (char)c, 'c', '\0'};
+
+		SAME(1, "s", "r", one, 100);
+		SAME(1, "s", "r", one + 2, 100);
+	}
+	for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+		SAME(1, "i", "v", ints[i]);
+		SAME(1, "I", "v", ints[i]);
+		if (ints[i] >= INT32_MIN && ints[i] <= INT32_MAX)
+			SAME(1, "a", ints[i], (int)ints[i]);
+		SAME(1, "a", ints[i], 1);
+	}
+	SAME(1, "sitisiisb", "kind", "bench-w1b", WQ_KIND_MAX, "priority", (int64_t)0,
+	     "due_at", INT64_C(1796032800123456), "payload_size", (int64_t)7, "payload_sha256",
+	     hex, WQ_SHA256_HEX - 1, "payload_version", (int64_t)1, "max_attempts",
+	     (int64_t)3, "fingerprint", hex, WQ_SHA256_HEX - 1, "keyed", 0);
+	for (int64_t t = INT64_C(-62135596800000000); t < INT64_C(253402300800000000);
+	     t += INT64_C(86400000000) * 997 + 3600123457)
+		SAME(1, "t", "at", t);
+}
+
 static void declines_what_jansson_must_write(void **state)
 {
 	char big[600];
@@ -87,6 +122,7 @@ int main(void)
 		cmocka_unit_test(the_drain_events),
 		cmocka_unit_test(escapes_cuts_and_omissions),
 		cmocka_unit_test(declines_what_jansson_must_write),
+		cmocka_unit_test(runs_integers_and_times),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
