@@ -15,8 +15,9 @@
  * same key waits for the first to end and then sees its row.
  *
  * Which tasks may be claimed is decided by the claim statement (WQ__KEY_FREE and
- * WQ__SERVED in statements.h); this file takes the claimed tasks' keys in the claim's transaction and
- * drops them in the transaction that ends the attempt (finish, recovery).
+ * WQ__SERVED in statements.h); this file takes the claimed tasks' keys in the claim's
+ * transaction and drops them in the transaction that ends the attempt (finish,
+ * recovery).
  */
 #include "op.h"
 
