@@ -215,18 +215,21 @@ static void backlog_fill(struct fx *f, void (*exec)(struct fx *, const char *))
 	}
 }
 
-/* The statements an idle or claiming worker of kinds $kinds runs, with their
- * parameters as text (the dialect's $N numbering). */
+/* The statements an idle or claiming worker of kinds `kinds` (JSON; `one` when it reads
+ * one kind) runs, with their parameters as text (the dialect's $N numbering). */
 struct cost_stmt {
 	int id;
 	int nargs;
 	const char *args[5];
 };
 
-static void cost_stmts(const char *kinds, const char *now, struct cost_stmt *c)
+#define NCOST 5
+static void cost_stmts(const char *kinds, const char *one, const char *now,
+		       struct cost_stmt *c)
 {
-	const struct cost_stmt v[] = {
+	const struct cost_stmt v[NCOST] = {
 		{SQL_CLAIM, 5, {"w1", now, kinds, "64", "{}"}},
+		{SQL_CLAIM_KIND, 5, {"w1", now, one, "64", "{}"}},
 		{SQL_CLAIM_PROBE, 2, {now, kinds}},
 		{SQL_NEXT_DUE, 1, {kinds}},
 		{SQL_WAKE_NEXT, 2, {kinds, now}},
@@ -364,7 +367,7 @@ static void claim_ignores_other_kinds_backlog(void **state)
 {
 	static const char *const k[] = {"k"};
 	struct fx *f = *state;
-	struct cost_stmt c[4];
+	struct cost_stmt c[NCOST];
 	char now[24];
 	int64_t ids[64];
 	wq_error e;
@@ -377,12 +380,13 @@ static void claim_ignores_other_kinds_backlog(void **state)
 #endif
 	f->now = T0 + 1;
 	snprintf(now, sizeof(now), "%" PRId64, f->now);
-	cost_stmts("[\"k\"]", now, c);
-	costs_within(c, 4, "kind k behind another kind's backlog");
-	/* the backlog's kind served but paused: left out, not walked */
+	cost_stmts("[\"k\"]", "k", now, c);
+	costs_within(c, NCOST, "kind k behind another kind's backlog");
+	/* the backlog's kind served but paused: left out, not walked (also when it is the
+	 * one kind claimed) */
 	assert_int_equal(M->kind_pause(f->s, "other", 1, f->now, &e), WQ_OK);
-	cost_stmts("[\"other\",\"k\"]", now, c);
-	costs_within(c, 4, "kind k beside a paused kind's backlog");
+	cost_stmts("[\"other\",\"k\"]", "other", now, c);
+	costs_within(c, NCOST, "kind k beside a paused kind's backlog");
 	assert_int_equal(claim_of(f, "w1", k, 1, 64, ids), 64);
 	for (int i = 0; i < 64; i++) {
 		wq_task t;
