@@ -31,6 +31,17 @@
 #define D_NOW_US "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS bigint)"
 #define D_NEXT_ID(tbl) ""
 
+/* wave6 claimk: the claim's pick per kind (statements.h, D_PER_KIND): a LATERAL per
+ * kind reads the first n of its own range of tasks_claim (state, kind, order_at, id),
+ * locked SKIP LOCKED as it reads them, so a row another claim holds is passed over and
+ * the kind's next one taken (locked after the merge instead, a held row would just
+ * drop out and the claim get fewer than n); the merge keeps the first n. */
+#define D_TEXT_ROWS(p) "json_array_elements_text(CAST(" p " AS json)) AS j (value)"
+#define D_PER_KIND(kinds, where, n)                                                        \
+	"SELECT c.id FROM " kinds " AS k CROSS JOIN LATERAL (SELECT p.id, p.order_at FROM " \
+	"tasks p WHERE p.kind = k.value AND " where " ORDER BY p.order_at, p.id LIMIT " n   \
+	D_SKIP_LOCKED ") AS c ORDER BY c.order_at, c.id LIMIT " n
+
 WQ__SQL_TEXTS;
 
 /* wave4 enqueue (op_enqueue_one.c): the task insert of SQL_ENQ_ONE*, its values between

@@ -25,6 +25,16 @@
  * is on this host, so this is the host's clock, read by SQLite (ms precision). */
 #define D_NOW_US "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
+/* wave6 claimk: the claim's pick per kind (statements.h, D_PER_KIND). CROSS JOIN keeps
+ * the kinds outside; each kind's correlated IN (... LIMIT n) reads the first n of its own
+ * range of tasks_claim (state, kind, order_at, id) and its ids are looked up by rowid;
+ * the merge sorts at most n per kind. */
+#define D_TEXT_ROWS(p) "json_each(" p ")"
+#define D_PER_KIND(kinds, where, n)                                                        \
+	"SELECT c.id FROM " kinds " AS k CROSS JOIN tasks c WHERE c.id IN (SELECT p.id "   \
+	"FROM tasks p WHERE p.kind = k.value AND " where " ORDER BY p.order_at, p.id LIMIT " \
+	n ") ORDER BY c.order_at, c.id LIMIT " n
+
 #define WQ__FLOOR(tbl) "SELECT '" tbl "', coalesce(max(id), 0) FROM " tbl
 
 WQ__SQL_TEXTS;

@@ -95,9 +95,10 @@ static wq_rc rooms_count(struct wq__store *s, struct kind_room *k, size_t n, wq_
 	return rc;
 }
 
-/* The kinds with room as JSON text (NULL: none), and the most one round may take. */
-static wq_rc round_kinds(const struct kind_room *k, size_t n, int want, char **kj, int *most,
-			 wq_error *err)
+/* The kinds with room as JSON text (NULL: none), the only one of them (NULL: several or
+ * none), and the most one round may take. */
+static wq_rc round_kinds(const struct kind_room *k, size_t n, int want, char **kj,
+			 const char **one, int *most, wq_error *err)
 {
 	const char **v = malloc((n ? n : 1) * sizeof(*v));
 	size_t m = 0;
@@ -114,6 +115,7 @@ static wq_rc round_kinds(const struct kind_room *k, size_t n, int want, char **k
 		v[m++] = k[i].kind;
 	}
 	*kj = NULL;
+	*one = m == 1 ? v[0] : NULL;
 	if (m)
 		rc = wq__json_texts(v, m, "kind", kj, err);
 	free(v);
@@ -219,13 +221,15 @@ static wq_rc round_settle(struct wq__store *s, const struct wq__claim_req *req,
 	return WQ_OK;
 }
 
+/* SQL_CLAIM over the kinds of kj, or (wave 6) SQL_CLAIM_KIND when they are one kind,
+ * `one`: the same tasks without the merge of per-kind ranges. */
 static wq_rc claim_round(struct wq__store *s, const struct wq__claim_req *req, const char *kj,
-			 const char *limits, int n, wq__row_fn push, struct wq__vec *v,
-			 wq_error *err)
+			 const char *one, const char *limits, int n, wq__row_fn push,
+			 struct wq__vec *v, wq_error *err)
 {
-	return wq__rows(s, SQL_CLAIM,
-			WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(kj), WQ__AI(n),
-				 WQ__AT(limits)),
+	return wq__rows(s, one ? SQL_CLAIM_KIND : SQL_CLAIM,
+			WQ__ARGS(WQ__AT(req->instance), WQ__AI(req->now), WQ__AT(one ? one : kj),
+				 WQ__AI(n), WQ__AT(limits)),
 			push, v, NULL, "claim tasks", err);
 }
 
@@ -234,6 +238,7 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
 		     wq_error *err)
 {
 	struct kind_room *k = NULL;
+	const char *one = NULL;
 	char *rkj = NULL;
 	size_t before;
 	int most = 0, got = 0, kept = 0, limited = 0;
@@ -242,7 +247,8 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
 	for (size_t i = 0; req->concurrency && i < req->nkinds; i++)
 		limited |= req->concurrency[i] > 0;
 	if (!limited && !req->nstarts) /* no policy: the one statement */
-		return claim_round(s, req, kj, limits, want, push, v, err);
+		return claim_round(s, req, kj, req->nkinds == 1 ? req->kinds[0] : NULL, limits,
+				   want, push, v, err);
 	if (!(k = calloc(req->nkinds, sizeof(*k))))
 		return wq__err(err, WQ_ENOMEM, "out of memory (claim)");
 	for (size_t i = 0; i < req->nkinds; i++) {
@@ -251,11 +257,11 @@ wq_rc wq__claim_pick(struct wq__store *s, const struct wq__claim_req *req, const
 	}
 	rc = rooms_count(s, k, req->nkinds, err);
 	for (int r = 0; !rc && want > 0 && r < PICK_ROUNDS; r++) {
-		rc = round_kinds(k, req->nkinds, want, &rkj, &most, err);
+		rc = round_kinds(k, req->nkinds, want, &rkj, &one, &most, err);
 		if (rc || !rkj || most <= 0)
 			break;
 		before = v->n;
-		rc = claim_round(s, req, rkj, limits, most, push, v, err);
+		rc = claim_round(s, req, rkj, one, limits, most, push, v, err);
 		free(rkj);
 		rkj = NULL;
 		if (!rc)

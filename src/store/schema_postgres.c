@@ -284,7 +284,16 @@ const struct wq__migration wq__postgres_migrations[] = {
 	 "-- wave5 drain: tasks_finished without an IN list\n"
 	 "DROP INDEX tasks_finished;\n"
 	 "CREATE INDEX tasks_finished ON tasks (finished_at) WHERE state = 'succeeded' OR "
-	 "state = 'failed' OR state = 'cancelled';\n"},
+	 "state = 'failed' OR state = 'cancelled';\n"
+	 /* wave6 claimk: the claim reads each served kind's own ordered range (D_PER_KIND,
+	  * statements.h), so a backlog of a kind no worker here serves (none at all, or
+	  * paused) is never walked; (state, order_at, id) made every claim step through
+	  * all older pending tasks of every kind. Replaced, not added beside: no other
+	  * statement needs pending tasks in order across kinds (the others that filter on
+	  * state use it as a prefix, or a partial index of their own). */
+	 "-- wave6 claimk: tasks_claim by kind\n"
+	 "DROP INDEX tasks_claim;\n"
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -1,5 +1,7 @@
 # Two worker processes on one database racing over 500 tasks: every task runs exactly
-# once, counted by the handler's own side effect (a line per start), not by claims.
+# once, counted by the handler's own side effect (a line per start), not by claims. The
+# tasks are of two kinds both workers serve, so each claim merges the two kinds' own
+# ranges (wave 6; on PostgreSQL each kind's rows locked SKIP LOCKED inside its LATERAL).
 . "$WAKEQ_TESTS/conformance/lib.sh"
 # Volume, not power loss, is what this test is about: WAL with synchronous=NORMAL keeps
 # every commit across a process crash and saves an fsync per transaction.
@@ -13,12 +15,16 @@ CONCURRENCY=4 config "$T/w.ini" <<EOF
 lease = 15s
 [kind.race]
 command = sh $HANDLERS/handler.sh ok
+[kind.race2]
+command = sh $HANDLERS/handler.sh ok
 EOF
 start_worker a "$T/w.ini"
 start_worker b "$T/w.ini"
 i=0
 while [ $i -lt $N ]; do
-	wq enqueue race --payload "{\"n\":$i}" >/dev/null
+	kind=race
+	[ $((i % 2)) -eq 1 ] && kind=race2
+	wq enqueue $kind --payload "{\"n\":$i}" >/dev/null
 	i=$((i + 1))
 done
 

@@ -1039,6 +1039,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_enqueue_rows_cases.h" /* multi-row enqueues (wave 5) */
 #include "store_clock_cases.h" /* the store's clock (issue 15) */
 #include "store_finish_many_cases.h" /* multi-row successes (wave 5 pgw) */
+#include "store_claim_kind_cases.h" /* the claim by kind (wave 6) */
 
 /* wave6 sqcpu: event ids counted on in C within a transaction (sql.c event_counted, on
  * SQLite) stay unique and ascending in write order when another statement inserts an
@@ -1151,6 +1152,15 @@ int main(int argc, char **argv)
 		/* the store's clock (issue 15) */
 		cmocka_unit_test_setup_teardown(prune_forgets_expired_leases_and_old_start_days,
 						setup, teardown),
+		/* the claim by kind (wave 6) */
+		cmocka_unit_test_setup_teardown(claim_merges_kinds_by_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_limit_spans_kinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_kind_blocked_oldest_yields_later, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(claim_paused_kind_among_kinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_empty_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_ignores_other_kinds_backlog, setup,
+						teardown),
 	};
 	char cmd[128];
 	int rc;
