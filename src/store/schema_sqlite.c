@@ -56,7 +56,13 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "  last_exit_status INTEGER\n"
 	 ");\n"
 	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation);\n"
-	 "CREATE INDEX tasks_claim ON tasks (state, order_at, id);\n"
+	 /* wave6 claimk: the claim reads each served kind's own ordered range (D_PER_KIND,
+	  * statements.h), so a backlog of a kind no worker here serves (none at all, or
+	  * paused) is never walked; (state, order_at, id) made every claim step through
+	  * all older pending tasks of every kind. Replaced, not added beside: no other
+	  * statement needs pending tasks in order across kinds (the others that filter on
+	  * state use it as a prefix, or a partial index of their own). */
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"
 	 "CREATE INDEX tasks_running_instance ON tasks (instance) WHERE state = 'running';\n"
 	 "CREATE TABLE attempts (\n"
 	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
@@ -333,9 +339,10 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	  * state (a claim, a finish), ~12% of a batch enqueue's instructions. SQLite alters
 	  * no CHECK in place, so tasks is rebuilt as SQLite's ALTER TABLE documentation
 	  * describes: the same columns in the same order (every row copied by name), the
-	  * old table dropped, the new one renamed, every index created again as it stood. Foreign keys are unenforced while a step runs (op_store.c
-	  * migrate(): the drop would otherwise cascade to events, attempts, effects and
-	  * deliveries), and the step commits only with no reference dangling. The other
+	  * old table dropped, the new one renamed, every index created again as it stood
+	  * (tasks_claim now by kind: wave6 claimk). Foreign keys are unenforced while a step
+	  * runs (op_store.c migrate(): the drop would otherwise cascade to events, attempts,
+	  * effects and deliveries), and the step commits only with no reference dangling. The other
 	  * tables' REFERENCES tasks name the table, so they follow the rename. */
 	 "-- wave6 chk: tasks rebuilt with its state CHECK as ORs\n"
 	 "CREATE TABLE tasks_new (\n"
@@ -384,7 +391,13 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "DROP TABLE tasks;\n"
 	 "ALTER TABLE tasks_new RENAME TO tasks;\n"
 	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation) WHERE keyed = 0;\n"
-	 "CREATE INDEX tasks_claim ON tasks (state, order_at, id);\n"
+	 /* wave6 claimk: the claim reads each served kind's own ordered range (D_PER_KIND,
+	  * statements.h), so a backlog of a kind no worker here serves (none at all, or
+	  * paused) is never walked; (state, order_at, id) made every claim step through
+	  * all older pending tasks of every kind. Replaced, not added beside: no other
+	  * statement needs pending tasks in order across kinds (the others that filter on
+	  * state use it as a prefix, or a partial index of their own). */
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"
 	 "CREATE INDEX tasks_running_instance ON tasks (instance) WHERE state = 'running';\n"
 	 "CREATE INDEX tasks_running_kind ON tasks (kind) WHERE state = 'running';\n"
 	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"
@@ -392,15 +405,6 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "WHERE lock_key <> '' AND state = 'pending';\n"
 	 "CREATE INDEX tasks_finished ON tasks (finished_at) WHERE state = 'succeeded' OR "
 	 "state = 'failed' OR state = 'cancelled';\n"},
-	 /* wave6 claimk: the claim reads each served kind's own ordered range (D_PER_KIND,
-	  * statements.h), so a backlog of a kind no worker here serves (none at all, or
-	  * paused) is never walked; (state, order_at, id) made every claim step through
-	  * all older pending tasks of every kind. Replaced, not added beside: no other
-	  * statement needs pending tasks in order across kinds (the others that filter on
-	  * state use it as a prefix, or a partial index of their own). */
-	 "-- wave6 claimk: tasks_claim by kind\n"
-	 "DROP INDEX tasks_claim;\n"
-	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -628,7 +628,7 @@
 	/* SQLite only: an event with its id given ($1), counted on in C within one         \
 	 * transaction from SQL_ENQ_EVENT_BASE (sql.c event_counted); the other columns as  \
 	 * SQL_EVENT_INSERT's $1..$6. NULL on PostgreSQL. */                                \
-	X(SQL_EVENT_INSERT_AT, NULL)
+	X(SQL_EVENT_INSERT_AT, NULL)                                                        \
 	/* wave6 claimk: SQL_CLAIM for one kind ($3: its name, not JSON), the common case:  \
 	 * its own range read in order, no merge (SQL_CLAIM's per-kind pick and sort cost a \
 	 * claim of 8 about 15% more instructions on SQLite). The paused test decides the   \
