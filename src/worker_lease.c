@@ -110,6 +110,14 @@ void wq__worker_beat(struct wq_worker *w)
  */
 int64_t wq__worker_judged_lease(const struct wq_worker *w)
 {
-	return wq_now() - w->beats_since >= w->cfg->lease ? w->cfg->lease : INT64_MAX;
+	int64_t now = wq_now();
+
+	/* A gap no heartbeat has closed yet is a gap too: while our heartbeats fail,
+	 * beats_since still dates from before it (only a beat that gets through resets it),
+	 * and a recovery pass whose read gets through first would judge the others with
+	 * it (t_pg_outage_peers, under load: the server took longer to accept writes). */
+	if (now - w->last_beat > w->cfg->lease)
+		return INT64_MAX;
+	return now - w->beats_since >= w->cfg->lease ? w->cfg->lease : INT64_MAX;
 }
 
