@@ -16,28 +16,7 @@
  * start), with turn lock `lock` (NULL: none); its id. */
 static int64_t enq_kind(struct fx *f, const char *kind, const char *lock, int64_t order_at)
 {
-	struct wq__new_task t;
-	struct wq__enqueued_row row;
-	char op[48];
-	wq_error e;
-
-	f->now++;
-	snprintf(op, sizeof(op), "op_%s_%" PRId64, kind, f->now);
-	memset(&t, 0, sizeof(t));
-	t.kind = kind;
-	t.tenant = t.scope = "";
-	t.operation = op;
-	t.payload = "{}";
-	t.payload_len = 2;
-	t.payload_version = 1;
-	t.payload_sha256 = t.fingerprint = FP;
-	t.now = t.due_at = f->now;
-	t.order_at = order_at;
-	t.max_attempts = 3;
-	t.lock = lock;
-	memset(&row, 0, sizeof(row));
-	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
-	return row.id;
+	return enqueue_task(f, kind, lock, 0, order_at);
 }
 
 /* Claims up to `limit` of `kinds` for inst: the ids in the order handed out (by

@@ -803,20 +803,21 @@ static void prune_keeps_owed_delivery(void **state)
 
 /* ---- turn locks, paused kinds (issue 10) ---- */
 
-/* A pending task of kind k with lock key `lock` (NULL: none), due a microsecond after the
- * previous one (FIFO by enqueue). */
-/* A task of kind k with turn lock `lock` (or none), due at due_at (0: now). */
-static int64_t enqueue_at(struct fx *f, const char *lock, int64_t due_at)
+/* A pending task of `kind` with turn lock `lock` (NULL: none), due at due_at and ordered
+ * at order_at (0: the fixture's clock, a microsecond after the previous task's: FIFO by
+ * enqueue); its id. */
+static int64_t enqueue_task(struct fx *f, const char *kind, const char *lock, int64_t due_at,
+			    int64_t order_at)
 {
 	struct wq__new_task t;
 	struct wq__enqueued_row row;
-	char op[32];
+	char op[48];
 	wq_error e;
 
 	f->now++;
-	snprintf(op, sizeof(op), "op_%" PRId64, f->now);
+	snprintf(op, sizeof(op), "op_%s_%" PRId64, kind, f->now);
 	memset(&t, 0, sizeof(t));
-	t.kind = "k";
+	t.kind = kind;
 	t.tenant = t.scope = "";
 	t.operation = op;
 	t.payload = "{}";
@@ -824,12 +825,19 @@ static int64_t enqueue_at(struct fx *f, const char *lock, int64_t due_at)
 	t.payload_version = 1;
 	t.payload_sha256 = t.fingerprint = FP;
 	t.now = f->now;
-	t.due_at = t.order_at = due_at ? due_at : f->now;
+	t.due_at = due_at ? due_at : f->now;
+	t.order_at = order_at ? order_at : f->now;
 	t.max_attempts = 3;
 	t.lock = lock;
 	memset(&row, 0, sizeof(row));
 	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
 	return row.id;
+}
+
+/* A task of kind k with turn lock `lock` (or none), due and ordered at due_at (0: now). */
+static int64_t enqueue_at(struct fx *f, const char *lock, int64_t due_at)
+{
+	return enqueue_task(f, "k", lock, due_at, due_at);
 }
 
 static int64_t enqueue_locked(struct fx *f, const char *lock)
