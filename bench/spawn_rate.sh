@@ -10,7 +10,7 @@ trap 'rm -rf "$out"' EXIT
 # shellcheck disable=SC2046
 cc -O2 -D_GNU_SOURCE -I"$here/../include" -I"$here/../src" -o "$out/spawn_rate" \
 	"$here/spawn_rate.c" "$build/libwakeq.a" \
-	$(pkg-config --libs sqlite3 libuv jansson nettle libcrypto inih libcurl libpq) -lpthread
+	$(pkg-config --libs sqlite3 libuv jansson nettle) -ldl -lpthread
 i=0
 while [ $i -lt "$rounds" ]; do
 	for m in spawn setpriv uv; do "$out/spawn_rate" $m "$n" "$c"; done
