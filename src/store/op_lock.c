@@ -14,7 +14,7 @@
  * and a chat turn) cannot both hold a key. On PostgreSQL a concurrent inserter of the
  * same key waits for the first to end and then sees its row.
  *
- * Which tasks may be claimed is decided by the claim statement (WQ__KEY_FREE and
+ * Which tasks may be claimed is decided by the claim statement (WQ__CLAIMABLE and
  * WQ__SERVED in statements.h); this file takes the claimed tasks' keys in the claim's
  * transaction and drops them in the transaction that ends the attempt (finish,
  * recovery).

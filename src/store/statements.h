@@ -105,6 +105,18 @@
 	"p.lock_key AND o.lock_key <> '' AND o.state = 'pending' AND o.due_at <= " now     \
 	" AND o.order_at <= p.order_at AND (o.order_at < p.order_at OR o.id < p.id))))"
 
+/* A pending task p is claimable at `now`: due, and its turn-lock key free (WQ__KEY_FREE).
+ * The one rule of the claim, its one-kind form and the probe (wave 6: each reads it
+ * within one kind's range). */
+#define WQ__CLAIMABLE(now) "p.state = 'pending' AND p.due_at <= " now WQ__KEY_FREE(now)
+
+/* The earliest due_at of the pending tasks of the served kinds of JSON text `kinds` that
+ * also match `cond` (on p; "" for none), each kind's own range read (WQ__SERVED), never
+ * another kind's; NULL when none. */
+#define WQ__SERVED_MIN_DUE(kinds, cond)                                                    \
+	"(SELECT min(d.m) FROM (SELECT (SELECT min(p.due_at) FROM tasks p WHERE p.state = " \
+	"'pending' AND p.kind = k.value" cond ") AS m FROM " WQ__SERVED(kinds) " AS k) AS d)"
+
 /* wave6 claimk: kind k (an expression) is not paused (issue 10: a paused kind's tasks
  * are not due for anyone). Tested once per kind, never per task: a paused kind's
  * backlog is not walked. */
@@ -173,9 +185,8 @@
 	  "kind = $1 AND reason <> 'uncertain-effect' ORDER BY id LIMIT $2")                \
 	/* a paused kind's tasks are not due for anyone (issue 10); wave6 claimk: each     \
 	 * served kind's own pending range, never other kinds' (WQ__SERVED) */              \
-	X(SQL_NEXT_DUE, "SELECT (SELECT min(d.m) FROM (SELECT (SELECT min(p.due_at) FROM "  \
-	  "tasks p WHERE p.state = 'pending' AND p.kind = k.value) AS m FROM "              \
-	  WQ__SERVED("$1") " AS k) AS d), CASE WHEN EXISTS (SELECT 1 FROM tasks WHERE "     \
+	X(SQL_NEXT_DUE, "SELECT " WQ__SERVED_MIN_DUE("$1", "") ", CASE WHEN EXISTS (SELECT " \
+	  "1 FROM tasks WHERE "                                                             \
 	  "state = 'running') THEN 1 ELSE 0 END")                                           \
 	/* The operation identity is claimed by the unique index, never by a read first. */ \
 	X(SQL_OP_INSERT, "INSERT INTO operations (tenant, scope, kind, key, fingerprint, "  \
@@ -194,12 +205,11 @@
 	/* wave6 claimk: the probe and the pick read each served kind's own range of      \
 	 * tasks_claim (state, kind, order_at, id), never other kinds' backlog */          \
 	X(SQL_CLAIM_PROBE, "SELECT 1 FROM " WQ__SERVED("$2") " AS k WHERE EXISTS (SELECT 1 " \
-	  "FROM tasks p WHERE p.state = 'pending' AND p.kind = k.value AND p.due_at <= $1"  \
-	  WQ__KEY_FREE("$1") ") LIMIT 1")                                                   \
+	  "FROM tasks p WHERE p.kind = k.value AND " WQ__CLAIMABLE("$1") ") LIMIT 1")       \
 	/* an instance declared lost (its row deleted) can no longer claim */               \
 	/* $5: {"kind": limit} of the kinds whose max_attempts overrides the task's */      \
-	X(SQL_CLAIM, WQ__CLAIM_SET D_PICK(D_PER_KIND(WQ__SERVED("$3"), "p.state = "         \
-	  "'pending' AND p.due_at <= $2" WQ__KEY_FREE("$2"), "$4")) WQ__CLAIM_CHECK)        \
+	X(SQL_CLAIM, WQ__CLAIM_SET D_PICK(D_PER_KIND(WQ__SERVED("$3"), WQ__CLAIMABLE("$2"),  \
+	  "$4")) WQ__CLAIM_CHECK)                                                           \
 	/* the tasks that claims with a lost COMMIT answer took ($2: their times) */        \
 	X(SQL_RECLAIM, "SELECT " WQ__CLAIM_COLUMNS " FROM tasks WHERE state = 'running' "   \
 	  "AND instance = $1 AND started_at IN " D_IDS("$2") D_FOR_UPDATE)                  \
@@ -537,9 +547,8 @@
 	/* the earliest time after $2 a pending task of the kinds $1 (not paused) or a      \
 	 * pending delivery is due: when an idle worker sets its timer */                   \
 	/* wave6 claimk: each served kind's own pending range (WQ__SERVED) */              \
-	X(SQL_WAKE_NEXT, "SELECT (SELECT min(d.m) FROM (SELECT (SELECT min(p.due_at) FROM " \
-	  "tasks p WHERE p.state = 'pending' AND p.kind = k.value AND p.due_at > $2) AS m " \
-	  "FROM " WQ__SERVED("$1") " AS k) AS d), (SELECT min(next_at) FROM deliveries "    \
+	X(SQL_WAKE_NEXT, "SELECT " WQ__SERVED_MIN_DUE("$1", " AND p.due_at > $2") ", "       \
+	  "(SELECT min(next_at) FROM deliveries "                                           \
 	  "WHERE state = 'pending' AND next_at > $2)")                                     \
 	/* wave4 batch: multi-row writes, one statement per kind of row per transaction   \
 	 * (op_rows.c). $1 is ONE JSON array of rows, each a JSON array; only the dialect \
@@ -634,10 +643,9 @@
 	 * claim of 8 about 15% more instructions on SQLite). The paused test decides the   \
 	 * kind the index is searched for (NULL: none), once: as a filter beside the kind   \
 	 * SQLite walked the paused kind's whole range, testing it on every task */         \
-	X(SQL_CLAIM_KIND, WQ__CLAIM_SET D_PICK("SELECT p.id FROM tasks p WHERE p.state = "   \
-	  "'pending' AND p.kind = (SELECT CAST($3 AS text) WHERE" WQ__UNPAUSED("$3") ") "  \
-	  "AND p.due_at <= $2" WQ__KEY_FREE("$2") " ORDER BY p.order_at, p.id LIMIT $4"    \
-	  D_SKIP_LOCKED) WQ__CLAIM_CHECK)
+	X(SQL_CLAIM_KIND, WQ__CLAIM_SET D_PICK("SELECT p.id FROM tasks p WHERE p.kind = "    \
+	  "(SELECT CAST($3 AS text) WHERE" WQ__UNPAUSED("$3") ") AND " WQ__CLAIMABLE("$2")  \
+	  " ORDER BY p.order_at, p.id LIMIT $4" D_SKIP_LOCKED) WQ__CLAIM_CHECK)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,
