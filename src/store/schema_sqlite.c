@@ -56,13 +56,7 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "  last_exit_status INTEGER\n"
 	 ");\n"
 	 "CREATE UNIQUE INDEX tasks_operation ON tasks (operation);\n"
-	 /* wave6 claimk: the claim reads each served kind's own ordered range (D_PER_KIND,
-	  * statements.h), so a backlog of a kind no worker here serves (none at all, or
-	  * paused) is never walked; (state, order_at, id) made every claim step through
-	  * all older pending tasks of every kind. Replaced, not added beside: no other
-	  * statement needs pending tasks in order across kinds (the others that filter on
-	  * state use it as a prefix, or a partial index of their own). */
-	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"
+	 "CREATE INDEX tasks_claim ON tasks (state, order_at, id);\n"
 	 "CREATE INDEX tasks_running_instance ON tasks (instance) WHERE state = 'running';\n"
 	 "CREATE TABLE attempts (\n"
 	 "  task_id INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,\n"
