@@ -123,17 +123,22 @@ static void note_fired(const struct fp *f)
 	close(fd);
 }
 
-/* The armed failpoint `name` when this hit is the one it fires on, else NULL. */
+/* The armed failpoint `name` when this hit is the one it fires on, else NULL. Every
+ * spec of the name counts every hit (`heartbeat:2:error,heartbeat:3:error` fails hits 2
+ * and 3): returning at the first that fires left the later ones a hit behind, so specs
+ * of one name fired on every other hit. */
 static struct fp *fires(const char *name)
 {
+	struct fp *fired = NULL;
+
 	pthread_once(&once, load);
 	for (int i = 0; i < nfps; i++) {
 		if (strcmp(fps[i].name, name) != 0)
 			continue;
-		if (atomic_fetch_add(&fps[i].hits, 1) + 1 == fps[i].count)
-			return &fps[i];
+		if (atomic_fetch_add(&fps[i].hits, 1) + 1 == fps[i].count && !fired)
+			fired = &fps[i];
 	}
-	return NULL;
+	return fired;
 }
 
 /* Kills or sleeps for f; returns 1 when f's action is `error` (the caller fails). */

@@ -43,6 +43,19 @@ static void error_action_and_count(void **state)
 	assert_int_equal(wq__failpoint_hit("fp-d"), 0);
 	wq__failpoint("fp-e"); /* delay: returns */
 }
+
+/* One name given several counts fails exactly those hits, consecutive ones included
+ * (each spec once counted only the hits the earlier specs did not fire on, so
+ * fp-r:2,fp-r:3,fp-r:4 failed hits 2, 4 and 6). */
+static void one_name_several_counts(void **state)
+{
+	static const wq_rc want[] = {WQ_OK, WQ_EIO, WQ_EIO, WQ_EIO, WQ_OK, WQ_OK, WQ_OK};
+	wq_error e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		assert_int_equal(wq__failpoint_rc("fp-r", &e), want[i]);
+}
 #endif
 
 int main(void)
@@ -51,8 +64,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(clock_offset_moves_now),
 		cmocka_unit_test(error_action_and_count),
+		cmocka_unit_test(one_name_several_counts),
 	};
-	setenv("WAKEQ_FAILPOINT", "fp-a:2:error,fp-b:error,fp-e:delay:1ms", 1);
+	setenv("WAKEQ_FAILPOINT",
+	       "fp-a:2:error,fp-b:error,fp-e:delay:1ms,fp-r:2:error,fp-r:3:error,fp-r:4:error", 1);
 	unsetenv("WAKEQ_FAILPOINT_LOG");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 #else
