@@ -68,13 +68,12 @@ struct wq__store {
 	/* wave6 sqcpu (sql.c event_counted, SQLite): within wq__begin..wq__end, the id the
 	 * next event takes, counted on from one read of the highest id events ever had
 	 * (0: not read yet). Valid while every event of the transaction went through it:
-	 * any other statement that inserts into events sets it back to 0 (query). The
-	 * write lock (or, for a transaction that began reading, SQLite's refusal of a
-	 * write on an outdated snapshot) keeps other connections' events out meanwhile.
-	 * A rolled-back savepoint leaves a gap in the ids, never a repeat. */
+	 * any other statement that inserts into events (statements.h WQ__SQL_EVENT_WRITERS)
+	 * sets it back to 0 (query). The write lock (or, for a transaction that began
+	 * reading, SQLite's refusal of a write on an outdated snapshot) keeps other
+	 * connections' events out meanwhile. A rolled-back savepoint leaves a gap in the
+	 * ids, never a repeat. */
 	int64_t ev_next;
-	/* per statement id: 0 not yet known, 1 its text inserts into events, 2 not */
-	unsigned char ev_writer[WQ__SQL_COUNT];
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array

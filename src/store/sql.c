@@ -147,19 +147,15 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 	return rc;
 }
 
-/* wave6 sqcpu: whether statement id inserts events other than through event_counted's
- * count (its text names "INTO events"; learnt once per statement). */
-static int writes_events(struct wq__store *s, int id)
+/* Whether statement id inserts events other than through event_counted's count
+ * (declared in statements.h, WQ__SQL_EVENT_WRITERS). */
+static int writes_events(int id)
 {
-	const char *text;
+#define WQ__EV_WRITER(id) [id] = 1,
+	static const unsigned char writers[WQ__SQL_COUNT] = {WQ__SQL_EVENT_WRITERS(WQ__EV_WRITER)};
+#undef WQ__EV_WRITER
 
-	if (id < 0 || id >= WQ__SQL_COUNT || id == SQL_EVENT_INSERT_AT)
-		return 0;
-	if (!s->ev_writer[id]) {
-		text = wq__sql_text(s->d, id);
-		s->ev_writer[id] = text && strstr(text, "INTO events") ? 1 : 2;
-	}
-	return s->ev_writer[id] == 1;
+	return id >= 0 && id < WQ__SQL_COUNT && writers[id];
 }
 
 /* Runs statement id, calling fn for each row; *nrows and *changes when non-NULL. Outside
@@ -175,7 +171,7 @@ static wq_rc query(struct wq__store *s, int id, const struct wq__arg *a, int n, 
 
 	if (rc)
 		return rc;
-	if (s->ev_next && writes_events(s, id))
+	if (s->ev_next && writes_events(id))
 		s->ev_next = 0; /* its ids are not counted here: read the base again */
 	st = s->drv->exec(s->c, id, a, n, &r.cur);
 	if (st)

@@ -647,6 +647,19 @@
 	  "(SELECT CAST($3 AS text) WHERE" WQ__UNPAUSED("$3") ") AND " WQ__CLAIMABLE("$2")  \
 	  " ORDER BY p.order_at, p.id LIMIT $4" D_SKIP_LOCKED) WQ__CLAIM_CHECK)
 
+/* The statements that insert rows into events, on either dialect, other than
+ * SQL_EVENT_INSERT_AT (the one whose ids sql.c's event_counted counts): running one of
+ * these inside a transaction makes event_counted read the events' highest id again.
+ * tests/unit/test_statements.c checks the list against every dialect's text. */
+#define WQ__SQL_EVENT_WRITERS(X)                                                           \
+	X(SQL_EVENT_INSERT)                                                                \
+	X(SQL_EVENTS_INSERT_MANY)                                                          \
+	X(SQL_ENQ_ONE)                                                                     \
+	X(SQL_ENQ_ONE_KEYED)                                                               \
+	X(SQL_ENQ_ACCEPTED_VALUES)                                                         \
+	X(SQL_ENQ_ACCEPTED_VALUES4)                                                        \
+	X(SQL_ENQ_ACCEPTED_VALUES1)
+
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,
 #define WQ__SQL_TEXTS                                                                      \
