@@ -57,6 +57,24 @@ if [ -d "$PEERS_DIR" ]; then
 		done
 		r=$((r + 1))
 	done
+	# The harness's spawn.sh builds all its wakeq tools at once, linking libwakeq.a with
+	# libraries it no longer uses (libcrypto, inih): when that fails, its spawn ceiling
+	# (one C file on libuv alone) is built and run here, with the same parameters.
+	src="$PEERS_DIR/wakeq/spawn_ceiling.c"
+	case " $PEERS " in *" spawn "*)
+		if ! grep -q "^peer=limit-spawn" "$OUT/peers.log" 2>/dev/null && [ -f "$src" ] &&
+			gcc -O2 -o "$OUT/tools/spawn_ceiling" "$src" $(pkg-config --cflags --libs libuv); then
+			r=1
+			while [ "$r" -le "${REPS:-1}" ]; do
+				for m in vfork-pdeathsig posix_spawn; do
+					"$OUT/tools/spawn_ceiling" --method "$m" --n "$N" \
+						--concurrency "$CONCURRENCY" --variant "$m-true" -- /bin/true \
+						>>"$OUT/peers.log" 2>>"$OUT/peers.err"
+				done
+				r=$((r + 1))
+			done
+		fi ;;
+	esac
 else
 	echo "# no peer harness at $PEERS_DIR: wakeq's own figures only" >&2
 	: >"$OUT/peers.log"
