@@ -16,10 +16,9 @@ lease = 800ms
 [kind.hold]
 command = sh $HANDLERS/handler.sh gate
 EOF
-id=$(wq enqueue hold --payload '{}' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+id=$(wq enqueue hold)
 WAKEQ_HOST=host-a start_worker a "$T/w.ini"
-started() { [ -f "$T/started.$id" ]; }
-wait_until 60 started
+wait_until 60 test -f "$T/started.$id"
 apid=$(cat "$T/a.pid")
 
 fps="instance_heartbeat:12:error"
