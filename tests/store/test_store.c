@@ -1015,6 +1015,31 @@ static void reap_frees_the_key(void **state)
 	assert_true(ids[0] == a2);
 }
 
+/* A prefetched task given back (unclaim) gives back its turn lock too: it and the later
+ * tasks of its key are claimable again (regression: the lock stayed held by the returned
+ * attempt and the key's tasks were never claimed again). */
+static void unclaim_frees_the_key(void **state)
+{
+	struct fx *f = *state;
+	struct wq__claimed c[10];
+	int64_t a1, a2, ids[10];
+	wq_rc rcs[1];
+	wq_error e;
+
+	instance(f, "w1");
+	a1 = enqueue_locked(f, "A");
+	a2 = enqueue_locked(f, "A");
+	assert_int_equal(claim_ids(f, "w1", ids, c), 1);
+	assert_true(ids[0] == a1);
+	assert_int_equal(M->unclaim(f->s, c, 1, "w1", f->now, rcs, &e), WQ_OK);
+	assert_int_equal(rcs[0], WQ_OK);
+	assert_int_equal(events_of(f, a1, "lock-released", NULL), 1);
+	assert_int_equal(locks_held(f), 0);
+	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
+	assert_true(ids[0] == a1); /* its turn again: still the oldest of its key */
+	(void)a2;
+}
+
 /* A paused kind is not claimed; resumed, it is. */
 static void paused_kind_is_not_claimed(void **state)
 {
@@ -1128,6 +1153,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(lease_expiry_ignores_the_claimers_clock, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(reap_frees_the_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(unclaim_frees_the_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(paused_kind_is_not_claimed, setup, teardown),
 		/* group commit (issue 11) */
 		cmocka_unit_test_setup_teardown(claim_records_started, setup, teardown),
