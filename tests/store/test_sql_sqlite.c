@@ -248,9 +248,10 @@ static void test_v4_tasks_rebuilt_children_kept(void **state)
 	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE name = 'tasks' "
 				      "AND sql LIKE '% IN (%'"),
 			 0);
+	/* wave7 drain: no tasks_running_instance, no tasks_running_kind */
 	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
 				      "AND tbl_name = 'tasks'"),
-			 7);
+			 5);
 	/* the CHECK holds */
 	assert_int_equal(run(f->c, "UPDATE tasks SET state = 'bogus' WHERE id = 7", NULL, 0, &cur),
 			 WQ__SQL_OK);
@@ -280,6 +281,52 @@ static void test_v4_floors_existing_ids(void **state)
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'deliveries'"), 0);
 	assert_int_equal(scalar(f->c, "SELECT id FROM id_floor WHERE tbl = 'inbox'"), 9);
 	assert_int_equal(scalar(f->c, "SELECT count(*) FROM instances"), 0);
+}
+
+/* The EXPLAIN QUERY PLAN of dialect statement id with args, one detail per line. */
+static void plan_of(struct wq__conn *c, int id, const struct wq__arg *args, int nargs,
+		    char *plan, size_t size)
+{
+	struct wq__cursor cur;
+	size_t len, used = 0;
+	char *sql = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", wq__sqlite_dialect.variant(id));
+
+	assert_non_null(sql);
+	plan[0] = '\0';
+	assert_int_equal(run(c, sql, args, nargs, &cur), WQ__SQL_OK);
+	while (D->step(&cur) == 1) {
+		const char *detail = D->col_text(&cur, 3, &len);
+
+		used += (size_t)snprintf(plan + used, size - used, "%.*s\n", (int)len, detail);
+		assert_true(used < size);
+	}
+	sqlite3_finalize(cur.st);
+	sqlite3_free(sql);
+}
+
+/* wave7 drain: the statements that read running tasks by kind or by instance, served by
+ * tasks_claim's (state = 'running') prefix now that tasks_running_kind and
+ * tasks_running_instance are gone: a search over the running tasks, never a scan of
+ * the table (finished tasks included). */
+static void test_v4_running_reads(void **state)
+{
+	struct fixture *f = *state;
+	/* each statement's leading arguments of these (kind or instance, ...) */
+	const struct wq__arg args[] = {WQ__AT("i"), WQ__AT("[1]"), WQ__AI(0)};
+	static const struct {
+		int id, nargs;
+	} st[] = {{SQL_KIND_RUNNING, 1},       {SQL_CANCEL_REQUESTS, 1}, {SQL_RECLAIM, 2},
+		  {SQL_INTERRUPT_INSTANCE, 3}, {SQL_STATS_RUNNING, 0},   {SQL_STATS_INSTANCES, 0}};
+	char plan[2048];
+
+	migrate(f->c);
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		plan_of(f->c, st[i].id, args, st[i].nargs, plan, sizeof(plan));
+		if (!strstr(plan, "USING INDEX tasks_claim (state=?") &&
+		    !strstr(plan, "USING COVERING INDEX tasks_claim (state=?"))
+			fail_msg("statement %d: %s", st[i].id, plan);
+		assert_null(strstr(plan, "running_"));
+	}
 }
 
 /* Wave 5 (pages per enqueue): the v4 step leaves tasks without a lock key (and tasks
@@ -661,6 +708,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrations_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_partial_indexes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_running_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_tasks_rebuilt_children_kept, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),
