@@ -396,8 +396,18 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	  * drained task's instructions) for statements that tasks_claim's (state = 'running')
 	  * prefix serves as well: the per-kind running count (state, kind), and the reads by
 	  * instance (cancel requests, reclaim, interrupt, stats), which now read the running
-	  * tasks of every instance, as many as the workers' slots. */
-	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"
+	  * tasks of every instance, as many as the workers' slots.
+	  * wave7 drain: tasks_claim holds the live states only (pending, running,
+	  * interrupted: the only ones a statement looks up through it), so a finish deletes
+	  * the task's entry instead of moving it, and finished tasks (most rows) stay out.
+	  * Written as ORs of equalities, not IN (a temporary table per evaluation: wave5
+	  * drain above), in this order: a statement's "state = 'pending'" (or 'running',
+	  * 'interrupted', or "(state = 'pending' OR state = 'running')") is then implied by
+	  * this WHERE as SQLite tests it (a term equal to one side of an OR), so the planner
+	  * may use the index. The terminal states' reads (prune) use tasks_finished; stats
+	  * and the id floor read the table. */
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id) WHERE state = "
+	 "'pending' OR state = 'running' OR state = 'interrupted';\n"
 	 "CREATE INDEX tasks_parent ON tasks (parent_id) WHERE parent_id <> 0;\n"
 	 "CREATE INDEX tasks_lock ON tasks (lock_key, order_at, id) "
 	 "WHERE lock_key <> '' AND state = 'pending';\n"

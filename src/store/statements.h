@@ -448,8 +448,10 @@
 	/* ---- limits (issue 10; op_limit.c) ---- */                                       \
 	/* serialises enqueues of one (tenant, scope) ($1) until the transaction ends */    \
 	X(SQL_LIMIT_LOCK, NULL)                                                             \
+	/* wave7 drain: the states as the first two ORs of tasks_claim's WHERE on SQLite   \
+	 * (schema_sqlite.c), so that the partial index may serve it */                   \
 	X(SQL_ACTIVE_COUNT, "SELECT count(*) FROM tasks WHERE tenant = $1 AND scope = $2 "  \
-	  "AND state IN ('pending', 'running')")                                            \
+	  "AND (state = 'pending' OR state = 'running')")                                   \
 	/* per-kind concurrency: serialises claims of one kind ($1) until the transaction \
 	 * ends (PostgreSQL; SQLite's write lock already does), then counts its running */ \
 	X(SQL_KIND_LOCK, NULL)                                                              \

@@ -329,6 +329,50 @@ static void test_v4_running_reads(void **state)
 	}
 }
 
+/* wave7 drain: tasks_claim holds live tasks only (a finished task leaves it), its WHERE
+ * costs no temporary table per state change (ORs, not IN), and the statements that read
+ * it still may: the active count (written to match), the claim; prune reads
+ * tasks_finished. */
+static void test_v4_claim_live_states(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg args[] = {WQ__AT(""), WQ__AT("")};
+	const struct wq__arg claim[] = {WQ__AT("i"), WQ__AI(0), WQ__AT("k"), WQ__AI(8),
+					WQ__AT("{}")};
+	struct wq__cursor cur;
+	char plan[2048];
+	size_t len;
+	int ephemeral = 0;
+
+	migrate_from_v3_rows(f->c); /* task 7: pending */
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM sqlite_master WHERE name = "
+				      "'tasks_claim' AND sql LIKE '%WHERE state = ''pending'' OR "
+				      "state = ''running'' OR state = ''interrupted'''"),
+			 1);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks INDEXED BY tasks_claim WHERE "
+				      "state = 'pending'"),
+			 1);
+	assert_int_equal(D->script(f->c, "UPDATE tasks SET state = 'succeeded' WHERE id = 7"),
+			 WQ__SQL_OK);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks INDEXED BY tasks_claim WHERE "
+				      "state = 'pending' OR state = 'running' OR state = "
+				      "'interrupted'"),
+			 0);
+	assert_int_equal(run(f->c, "EXPLAIN UPDATE tasks SET state = 'running' WHERE id = 7",
+			     NULL, 0, &cur),
+			 WQ__SQL_OK);
+	while (D->step(&cur) == 1)
+		ephemeral += strcmp(D->col_text(&cur, 1, &len), "OpenEphemeral") == 0;
+	sqlite3_finalize(cur.st);
+	assert_int_equal(ephemeral, 0);
+	plan_of(f->c, SQL_ACTIVE_COUNT, args, 2, plan, sizeof(plan));
+	assert_non_null(strstr(plan, "USING INDEX tasks_claim (state=?)"));
+	plan_of(f->c, SQL_CLAIM_KIND, claim, 5, plan, sizeof(plan));
+	assert_non_null(strstr(plan, "SEARCH p USING INDEX tasks_claim (state=? AND kind=?)"));
+	plan_of(f->c, SQL_PRUNE_TASKS, claim + 1, 1, plan, sizeof(plan));
+	assert_non_null(strstr(plan, "USING INDEX tasks_finished (finished_at<?)"));
+}
+
 /* Wave 5 (pages per enqueue): the v4 step leaves tasks without a lock key (and tasks
  * past pending) out of tasks_lock and unlinked operations out of operations_task, on a
  * database migrated from v3; and the claim's FIFO-per-key rule is still served by
@@ -709,6 +753,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v4_floors_existing_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_partial_indexes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_running_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_claim_live_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_tasks_rebuilt_children_kept, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),
