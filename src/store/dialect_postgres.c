@@ -21,9 +21,8 @@
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
 #define D_RETURNING_ID " RETURNING id"
-#define D_MEMBER_INT(p, k)                                                                 \
-	"(SELECT CAST(j.value AS integer) FROM json_each_text(CAST(" p " AS json)) AS j "  \
-	"WHERE j.key = " k ")"
+/* wave7 drain: the member by its key (->>), not a json_each_text set per claimed row */
+#define D_MEMBER_INT(p, k) "CAST(CAST(" p " AS json) ->> " k " AS integer)"
 /* Identity columns never hand out an id twice. */
 #define D_ID_COL ""
 /* The store's clock in µs (issue 15: leases are aged on one clock, the server's, never

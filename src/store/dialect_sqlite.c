@@ -14,7 +14,11 @@
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
 #define D_RETURNING_ID ""
-#define D_MEMBER_INT(p, k) "(SELECT value FROM json_each(" p ") WHERE key = " k ")"
+/* wave7 drain: one lookup of the member by a quoted label in the parse SQLite keeps of p
+ * across the statement's rows, where a json_each subquery opened a virtual table per
+ * claimed row. Quoted, a kind's '.' and '-' (wq__check_kind allows no '"' or '\\')
+ * stay one label, never a path. */
+#define D_MEMBER_INT(p, k) "json_extract(" p ", '$.' || json_quote(" k "))"
 /* A rowid would be max(rowid) + 1: the id of a pruned newest row would come back. */
 #define D_ID_COL "id, "
 #define D_NEXT_ID(tbl)                                                                     \

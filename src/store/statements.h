@@ -15,7 +15,7 @@
  *   D_RETURNING_ID    " RETURNING id" of an insert; SQLite: "" (RETURNING costs it a
  *                     temporary table), the id then comes from SQL_LAST_ID
  *   D_MEMBER_INT(p, k) the integer member named by text k of JSON object text p, as a
- *                     scalar sub-select (NULL when absent)
+ *                     scalar expression (NULL when absent); no table function per row
  *   D_UNINDEXED(col)  col, written so SQLite uses no index for it ("+col"): the claim's
  *                     outer re-check of state would otherwise make SQLite walk every
  *                     pending row of tasks_claim instead of looking the picked ids up

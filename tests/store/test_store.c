@@ -683,6 +683,47 @@ static void claim_records_kind_limit(void **state)
 	assert_int_equal(t.max_attempts, 2);
 }
 
+/* wave7 drain: the kind's limit is looked up by the kind's whole name (SQLite:
+ * json_extract with a quoted label, no json_each per claimed row): a name with '.' and
+ * '-' (allowed in kinds) is one label, never a path through another kind's entry. */
+static void claim_kind_limit_dotted_name(void **state)
+{
+	static const char *const kinds[] = {"a", "a.b-c"};
+	static const int limits[] = {5, 2};
+	struct fx *f = *state;
+	struct wq__claim_req req = {.instance = "w1", .kinds = kinds, .nkinds = 2, .limit = 10,
+				    .max_attempts = limits};
+	struct wq__claimed *out = NULL;
+	struct wq__new_task t;
+	struct wq__enqueued_row row;
+	size_t n = 0, i;
+	wq_task got;
+	wq_error e;
+
+	instance(f, "w1");
+	memset(&t, 0, sizeof(t));
+	memset(&row, 0, sizeof(row));
+	t.kind = "a.b-c";
+	t.tenant = t.scope = "";
+	t.operation = "op-dotted";
+	t.payload = "{}";
+	t.payload_len = 2;
+	t.payload_version = 1;
+	t.payload_sha256 = t.fingerprint = FP;
+	t.due_at = t.order_at = t.now = f->now;
+	t.max_attempts = 3;
+	assert_int_equal(M->enqueue(f->s, &t, &row, &e), WQ_OK);
+	req.now = f->now;
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].max_attempts, 2);
+	for (i = 0; i < n; i++)
+		free(out[i].payload);
+	free(out);
+	assert_int_equal(M->get(f->s, row.id, &got, &e), WQ_OK);
+	assert_int_equal(got.max_attempts, 2);
+}
+
 /* Item 2: a task running since before the bound is reported stuck, with its instance
  * and start; a task running for less is not, nor one that finished. */
 static void doctor_reports_stuck_running(void **state)
@@ -1136,6 +1177,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(doctor_effect_findings_and_resolution, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(claim_records_kind_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_kind_limit_dotted_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(doctor_reports_stuck_running, setup, teardown),
 		/* operator's side (issue 14) */
 		cmocka_unit_test_setup_teardown(retry_new_round, setup, teardown),
