@@ -64,6 +64,12 @@ WQ__SQL_TEXTS;
 #define ENQ_EVENTS16 ENQ_EVENTS4 ", " ENQ_EVENTS4 ", " ENQ_EVENTS4 ", " ENQ_EVENTS4
 #define ENQ_EVENTS32 ENQ_EVENTS16 ", " ENQ_EVENTS16
 
+/* wave7 drain: SQL_EVENTS_INSERT_AT4/8/32, 7 parameters a row (SQL_EVENT_INSERT_AT's) */
+#define EVQ_ROW "(?, ?, ?, ?, ?, ?, ?)"
+#define EVQ_ROWS4 EVQ_ROW ", " EVQ_ROW ", " EVQ_ROW ", " EVQ_ROW
+#define EVQ_ROWS8 EVQ_ROWS4 ", " EVQ_ROWS4
+#define EVQ_ROWS32 EVQ_ROWS8 ", " EVQ_ROWS8 ", " EVQ_ROWS8 ", " EVQ_ROWS8
+
 static const char *sqlite_text(int id)
 {
 	switch (id) {
@@ -167,6 +173,12 @@ static const char *sqlite_text(int id)
 	case SQL_EVENT_INSERT_AT:
 		return "INSERT INTO events (id, task_id, at, attempt, type, instance, detail) "
 		       "VALUES ($1, $2, $3, $4, $5, $6, $7)";
+	case SQL_EVENTS_INSERT_AT4:
+		return ENQ_EVENTS_INSERT EVQ_ROWS4;
+	case SQL_EVENTS_INSERT_AT8:
+		return ENQ_EVENTS_INSERT EVQ_ROWS8;
+	case SQL_EVENTS_INSERT_AT32:
+		return ENQ_EVENTS_INSERT EVQ_ROWS32;
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

@@ -18,6 +18,9 @@
 
 /* Claims whose COMMIT answer was lost, remembered at most (consecutive losses). */
 #define WQ__LOST_CLAIMS_MAX 8
+/* wave7 drain: the most queued events (struct wq__store's evq), the rows of the largest
+ * multi-row event insert (SQL_EVENTS_INSERT_AT32) */
+#define WQ__EVQ_MAX 32
 #define WQ__NOTE_MAX 200
 
 struct wq__store {
@@ -74,6 +77,17 @@ struct wq__store {
 	 * connections' events out meanwhile. A rolled-back savepoint leaves a gap in the
 	 * ids, never a repeat. */
 	int64_t ev_next;
+	/* wave7 drain (sql.c, SQLite): within wq__begin..wq__end, the counted events not
+	 * written yet, in id order: written WQ__EVQ_MAX rows per statement when the queue
+	 * fills, before any statement of WQ__SQL_EVENT_WRITERS or WQ__SQL_EVENT_BARRIERS
+	 * (statements.h), and before COMMIT; dropped with a rollback. Nothing else in a
+	 * transaction reads events. text: owned, "type\0instance\0detail\0". */
+	struct wq__evq_row {
+		int64_t id, task_id, at;
+		int attempt;
+		char *text;
+	} evq[WQ__EVQ_MAX];
+	int nevq;
 };
 
 /* Arguments of one statement: `WQ__ARGS(WQ__AI(id), WQ__AT(name))` expands to the array
@@ -375,6 +389,7 @@ void wq__rows_on_always(struct wq__store *s);
 wq_rc wq__rows_flush(struct wq__store *s, wq_error *err); /* wq__end, before COMMIT */
 void wq__rows_reset(struct wq__store *s);                 /* wq__begin, wq__end */
 void wq__rows_free(struct wq__store *s);                  /* the store's close */
+void wq__events_drop(struct wq__store *s); /* sql.c: queued events dropped (close) */
 /* Appends an event (detail: JSON object text) or an attempt's finish to the buffers;
  * 0 when buffering is off (the caller writes the row itself). */
 int wq__rows_event(struct wq__store *s, int64_t task_id, int64_t at, int attempt,

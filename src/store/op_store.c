@@ -165,6 +165,7 @@ static void store_close(struct wq__store *s)
 		s->drv->close(s->c);
 	wq__wakefile_free(s->wake);
 	wq__rows_free(s); /* wave4 batch */
+	wq__events_drop(s); /* wave7 drain */
 	free(s);
 }
 

@@ -88,6 +88,8 @@ static wq_rc injected(struct wq__store *s, wq_error *err)
 		       fp);
 }
 
+static wq_rc events_flush(struct wq__store *s, wq_error *err);
+
 wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 {
 	wq_rc inj = injected(s, err);
@@ -103,6 +105,7 @@ wq_rc wq__begin(struct wq__store *s, int write, wq_error *err)
 	s->lost_op = NULL;
 	s->lost_op_keyed = 0;
 	wq__rows_reset(s); /* wave4 batch */
+	wq__events_drop(s); /* wave7 drain */
 	s->in_tx = !e;
 	s->clock_now = 0;
 	s->ev_next = 0; /* wave6 sqcpu */
@@ -113,9 +116,13 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 {
 	int e;
 
-	/* wave4 batch: the buffered rows of what commits, before COMMIT */
+	/* wave4 batch, wave7 drain: the buffered rows and the queued events of what
+	 * commits, before COMMIT */
 	if (rc == WQ_OK || s->keep) {
-		wq_rc frc = wq__rows_flush(s, err);
+		wq_rc frc = events_flush(s, err);
+
+		if (!frc)
+			frc = wq__rows_flush(s, err);
 
 		if (frc) {
 			rc = frc;
@@ -123,6 +130,7 @@ wq_rc wq__end(struct wq__store *s, wq_rc rc, wq_error *err)
 		}
 	}
 	wq__rows_reset(s);
+	wq__events_drop(s); /* a rollback's: never written */
 	s->in_tx = 0;
 	s->clock_now = 0;
 	s->ev_next = 0; /* wave6 sqcpu */
@@ -158,6 +166,18 @@ static int writes_events(int id)
 	return id >= 0 && id < WQ__SQL_COUNT && writers[id];
 }
 
+/* Whether the queued events must be written before statement id (statements.h,
+ * WQ__SQL_EVENT_WRITERS and WQ__SQL_EVENT_BARRIERS). */
+static int events_barrier(int id)
+{
+#define WQ__EV_BARRIER(id) [id] = 1,
+	static const unsigned char barriers[WQ__SQL_COUNT] = {
+		WQ__SQL_EVENT_WRITERS(WQ__EV_BARRIER) WQ__SQL_EVENT_BARRIERS(WQ__EV_BARRIER)};
+#undef WQ__EV_BARRIER
+
+	return id >= 0 && id < WQ__SQL_COUNT && barriers[id];
+}
+
 /* Runs statement id, calling fn for each row; *nrows and *changes when non-NULL. Outside
  * a transaction the core runs reads, and single-statement writes through wq__write1 on
  * drivers with WQ__SQL_CAP_AUTOCOMMIT (the driver never repeats those). */
@@ -170,6 +190,8 @@ static wq_rc query(struct wq__store *s, int id, const struct wq__arg *a, int n, 
 	int st;
 
 	if (rc)
+		return rc;
+	if (s->nevq && events_barrier(id) && (rc = events_flush(s, err)) != WQ_OK)
 		return rc;
 	if (s->ev_next && writes_events(id))
 		s->ev_next = 0; /* its ids are not counted here: read the base again */
@@ -366,15 +388,72 @@ void *wq__push(struct wq__vec *v)
 }
 
 
+void wq__events_drop(struct wq__store *s)
+{
+	for (int i = 0; i < s->nevq; i++)
+		free(s->evq[i].text);
+	s->nevq = 0;
+}
+
+/* wave7 drain: the multi-row event inserts, largest first (SQL_EVENT_INSERT_AT: one) */
+static const struct {
+	int id, rows;
+} events_stmts[] = {
+	{SQL_EVENTS_INSERT_AT32, WQ__EVQ_MAX},
+	{SQL_EVENTS_INSERT_AT8, 8},
+	{SQL_EVENTS_INSERT_AT4, 4},
+	{SQL_EVENT_INSERT_AT, 1},
+};
+
+/* The queued events written, in as few statements as the row counts above allow (a
+ * statement's fixed cost paid once per statement, not per event), and dropped from the
+ * queue, written or not: on failure the transaction rolls back. */
+static wq_rc events_flush(struct wq__store *s, wq_error *err)
+{
+	struct wq__arg a[WQ__EVQ_MAX * 7];
+	const struct wq__evq_row *e;
+	const char *inst, *detail;
+	int done = 0, k = 0, m;
+	wq_rc rc = WQ_OK;
+
+	while (!rc && done < s->nevq) {
+		while (events_stmts[k].rows > s->nevq - done)
+			k++;
+		m = events_stmts[k].rows;
+		for (int i = 0; i < m; i++) {
+			e = &s->evq[done + i];
+			inst = e->text + strlen(e->text) + 1;
+			detail = inst + strlen(inst) + 1;
+			a[7 * i] = WQ__AI(e->id);
+			a[7 * i + 1] = WQ__AI(e->task_id);
+			a[7 * i + 2] = WQ__AI(e->at);
+			a[7 * i + 3] = WQ__AI(e->attempt);
+			a[7 * i + 4] = WQ__AT(e->text);
+			a[7 * i + 5] = WQ__AT(inst);
+			a[7 * i + 6] = WQ__AT(detail);
+		}
+		rc = wq__run(s, events_stmts[k].id, a, 7 * m, NULL, "append events", err);
+		done += m;
+	}
+	wq__events_drop(s);
+	if (rc)
+		s->ev_next = 0;
+	return rc;
+}
+
 /* wave6 sqcpu: an event inside a transaction on SQLite, its id counted on in C (see
  * struct wq__store's ev_next) instead of SQL_EVENT_INSERT's two subqueries per insert
  * (~4,000 instructions of ~11,000 an event row). The same ids: above every id events
- * ever had, ascending in the order the events are written. */
+ * ever had, ascending in the order the events are written. wave7 drain: queued, and
+ * written many to a statement (events_flush). */
 static wq_rc event_counted(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
 			   const char *type, const char *instance, const char *text,
 			   wq_error *err)
 {
+	size_t lt = strlen(type) + 1, li = strlen(wq__nz(instance)) + 1, ld = strlen(text) + 1;
+	struct wq__evq_row *e;
 	int64_t base = 0;
+	char *p;
 	wq_rc rc;
 
 	if (!s->ev_next) {
@@ -384,12 +463,15 @@ static wq_rc event_counted(struct wq__store *s, int64_t task_id, int64_t at, int
 			return rc;
 		s->ev_next = base + 1;
 	}
-	rc = wq__run(s, SQL_EVENT_INSERT_AT,
-		     WQ__ARGS(WQ__AI(s->ev_next), WQ__AI(task_id), WQ__AI(at), WQ__AI(attempt),
-			      WQ__AT(type), WQ__AT(wq__nz(instance)), WQ__AT(text)),
-		     NULL, "append event", err);
-	s->ev_next = rc ? 0 : s->ev_next + 1;
-	return rc;
+	if (!(p = malloc(lt + li + ld)))
+		return wq__err(err, WQ_ENOMEM, "out of memory (event %s of task %" PRId64 ")",
+			       type, task_id);
+	memcpy(p, type, lt);
+	memcpy(p + lt, wq__nz(instance), li);
+	memcpy(p + lt + li, text, ld);
+	e = &s->evq[s->nevq++];
+	*e = (struct wq__evq_row){s->ev_next++, task_id, at, attempt, p};
+	return s->nevq == WQ__EVQ_MAX ? events_flush(s, err) : WQ_OK;
 }
 
 /* The event with its detail text. */

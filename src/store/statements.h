@@ -647,11 +647,18 @@
 	 * SQLite walked the paused kind's whole range, testing it on every task */         \
 	X(SQL_CLAIM_KIND, WQ__CLAIM_SET D_PICK("SELECT p.id FROM tasks p WHERE p.kind = "    \
 	  "(SELECT CAST($3 AS text) WHERE" WQ__UNPAUSED("$3") ") AND " WQ__CLAIMABLE("$2")  \
-	  " ORDER BY p.order_at, p.id LIMIT $4" D_SKIP_LOCKED) WQ__CLAIM_CHECK)
+	  " ORDER BY p.order_at, p.id LIMIT $4" D_SKIP_LOCKED) WQ__CLAIM_CHECK)             \
+	/* wave7 drain: SQLite only: 4, 8, 32 events of SQL_EVENT_INSERT_AT's columns, 7    \
+	 * bound parameters a row, their ids counted (sql.c: a transaction's events are    \
+	 * queued and written many rows per statement). NULL on PostgreSQL. */             \
+	X(SQL_EVENTS_INSERT_AT4, NULL)                                                      \
+	X(SQL_EVENTS_INSERT_AT8, NULL)                                                      \
+	X(SQL_EVENTS_INSERT_AT32, NULL)
 
 /* The statements that insert rows into events, on either dialect, other than
- * SQL_EVENT_INSERT_AT (the one whose ids sql.c's event_counted counts): running one of
- * these inside a transaction makes event_counted read the events' highest id again.
+ * SQL_EVENT_INSERT_AT and SQL_EVENTS_INSERT_AT4/8/32 (the ones whose ids sql.c's
+ * event_counted counts): running one of these inside a transaction writes the queued
+ * events first, then makes event_counted read the events' highest id again.
  * tests/unit/test_statements.c checks the list against every dialect's text. */
 #define WQ__SQL_EVENT_WRITERS(X)                                                           \
 	X(SQL_EVENT_INSERT)                                                                \
@@ -661,6 +668,21 @@
 	X(SQL_ENQ_ACCEPTED_VALUES)                                                         \
 	X(SQL_ENQ_ACCEPTED_VALUES4)                                                        \
 	X(SQL_ENQ_ACCEPTED_VALUES1)
+
+/* wave7 drain: the other statements before which the events a transaction queued
+ * (sql.c event_counted, SQLite) must be in the table: those that read events (rows, or
+ * the highest id), delete tasks (their events go with them, ON DELETE CASCADE), or set,
+ * release or roll back to a savepoint (the queued events belong to what it covers).
+ * tests/unit/test_statements.c checks that every statement doing one of these is here
+ * or in WQ__SQL_EVENT_WRITERS. */
+#define WQ__SQL_EVENT_BARRIERS(X)                                                          \
+	X(SQL_EVENTS)                                                                      \
+	X(SQL_ENQ_EVENT_BASE)                                                              \
+	X(SQL_PRUNE_FLOOR)                                                                 \
+	X(SQL_PRUNE_TASKS)                                                                 \
+	X(SQL_ENQ_SAVEPOINT)                                                               \
+	X(SQL_ENQ_RELEASE)                                                                 \
+	X(SQL_ENQ_ROLLBACK_TO)
 
 /* The texts of all statements, in a dialect file that defined the D_ fragments. */
 #define WQ__SQL_TEXT(id, text) [id] = text,

@@ -724,6 +724,42 @@ static void claim_kind_limit_dotted_name(void **state)
 	assert_int_equal(got.max_attempts, 2);
 }
 
+/* wave7 drain: a claim of 40 writes 80 events in one transaction (SQLite: queued, then
+ * written 32, 32, 8 and 8 to a statement): each task has its `claimed` then its
+ * `started`, every id above the ids before the claim. */
+static void claim_many_events_in_order(void **state)
+{
+	static const char *const kinds[] = {"k"};
+	struct fx *f = *state;
+	struct wq__claim_req req = {.instance = "w1", .kinds = kinds, .nkinds = 1, .limit = 40};
+	struct wq__claimed *out = NULL;
+	wq_event *ev = NULL;
+	int64_t before = 0;
+	size_t n = 0, nev = 0, i;
+	wq_error e;
+
+	instance(f, "w1");
+	for (i = 0; i < 40; i++) {
+		f->now++;
+		assert_int_equal(enqueue(f, NULL, NULL, NULL, &e), WQ_OK);
+	}
+	events_of(f, 1, "accepted", &before);
+	req.now = f->now;
+	assert_int_equal(M->claim(f->s, &req, &out, &n, &e), WQ_OK);
+	assert_int_equal(n, 40);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(M->events(f->s, out[i].id, &ev, &nev, &e), WQ_OK);
+		assert_int_equal(nev, 3);
+		assert_string_equal(ev[1].type, "claimed");
+		assert_string_equal(ev[2].type, "started");
+		assert_true(ev[1].id > before);
+		assert_true(ev[2].id > ev[1].id);
+		free(ev);
+		free(out[i].payload);
+	}
+	free(out);
+}
+
 /* Item 2: a task running since before the bound is reported stuck, with its instance
  * and start; a task running for less is not, nor one that finished. */
 static void doctor_reports_stuck_running(void **state)
@@ -1178,6 +1214,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(claim_records_kind_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(claim_kind_limit_dotted_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(claim_many_events_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(doctor_reports_stuck_running, setup, teardown),
 		/* operator's side (issue 14) */
 		cmocka_unit_test_setup_teardown(retry_new_round, setup, teardown),
