@@ -623,6 +623,10 @@
 	 * $1 a JSON array of [task id, attempt, instance, now, outcome, result as hex,     \
 	 * result size, result sha256, has result, exit status]; answers the ids updated */ \
 	X(SQL_FINISH_SUCCEEDED_MANY, NULL)                                                  \
+	/* wave7 pg: around SQL_ATTEMPTS_FINISH_MANY (op_rows.c): plans made while they run \
+	 * by index only, then the session's setting again; PostgreSQL only (NULL in SQLite) */ \
+	X(SQL_PLAN_BY_INDEX, NULL)                                                          \
+	X(SQL_PLAN_DEFAULT, NULL)                                                           \
 	/* wave6 chk: foreign keys while migration steps run (op_store.c migrate()): script  \
 	 * texts run outside any transaction before the first step and after the last, and \
 	 * the number of rows whose reference dangles, read inside each step before its     \
