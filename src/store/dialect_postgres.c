@@ -20,6 +20,11 @@
 #define D_UNINDEXED(col) "(" col " || '')"
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
+/* wave7 pg: the JSON array of integers p read as an array literal ("[1,2]" -> "{1,2}"):
+ * no JSON parse, and no sub-select planned as a join (a hash of the ids, a probe of
+ * tasks_pkey per id, then a sort by id); "id = ANY (array)" is one scan of tasks_pkey in
+ * id order (the facts of 40 tasks: 0.23 -> 0.11 ms). */
+#define D_ID_IN(p) "id = ANY (CAST(translate(" p ", '[]', '{}') AS bigint[]))"
 #define D_RETURNING_ID " RETURNING id"
 #define D_MEMBER_INT(p, k)                                                                 \
 	"(SELECT CAST(j.value AS integer) FROM json_each_text(CAST(" p " AS json)) AS j "  \

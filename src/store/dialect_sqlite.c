@@ -13,6 +13,7 @@
 #define D_UNINDEXED(col) "+" col
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
+#define D_ID_IN(p) "id IN " D_IDS(p)
 #define D_RETURNING_ID ""
 #define D_MEMBER_INT(p, k) "(SELECT value FROM json_each(" p ") WHERE key = " k ")"
 /* A rowid would be max(rowid) + 1: the id of a pruned newest row would come back. */
