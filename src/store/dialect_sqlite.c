@@ -13,6 +13,7 @@
 #define D_UNINDEXED(col) "+" col
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
+#define D_ID_IN(p) "id IN " D_IDS(p)
 #define D_RETURNING_ID ""
 /* wave7 drain: one lookup of the member by a quoted label in the parse SQLite keeps of p
  * across the statement's rows, where a json_each subquery opened a virtual table per

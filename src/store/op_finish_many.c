@@ -31,12 +31,17 @@ struct wq__fin_many {
 	int taken;   /* finish_update used the answer */
 };
 
+/* wave7 pg: a result above this goes the per-row way: PostgreSQL reads the rows as one
+ * jsonb value, at most 256 MB, and a result is twice its size there (hex). */
+#define FIN_MANY_RESULT_MAX (1024 * 1024)
+
 /* 1 when outcome o goes into the multi-row UPDATE (see the top of this file). */
 static int fits(const struct wq__store *s, const struct wq__outcome *o)
 {
 	const struct wq__task_facts *f;
 
-	if (o->kind != WQ__FINISH_SUCCEEDED || !o->instance)
+	if (o->kind != WQ__FINISH_SUCCEEDED || !o->instance ||
+	    (o->result && o->result_len > FIN_MANY_RESULT_MAX))
 		return 0;
 	/* held by this attempt (the UPDATE's fence holds), and not one finish_effects
 	 * turns into interrupted (its rule, wq__finish_uncertain, decides it for both) */

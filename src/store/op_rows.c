@@ -180,6 +180,22 @@ static wq_rc flush_one(struct wq__store *s, struct wq__rowbuf *b, int id, const 
 	return wq__run_queued(s, id, WQ__ARGS(WQ__AT(text)), what, err); /* wave5 pgw */
 }
 
+/* wave7 pg: the attempts' finishes with the dialect's plan hint around them, where it
+ * has one (SQL_PLAN_BY_INDEX: PostgreSQL; its text says why). */
+static wq_rc flush_attempts(struct wq__store *s, wq_error *err)
+{
+	int hint = s->att_rows.rows && wq__sql_text(s->d, SQL_PLAN_BY_INDEX) != NULL;
+	wq_rc rc = WQ_OK;
+
+	if (hint)
+		rc = wq__run_queued(s, SQL_PLAN_BY_INDEX, WQ__NOARGS, "record attempts", err);
+	if (!rc)
+		rc = flush_one(s, &s->att_rows, SQL_ATTEMPTS_FINISH_MANY, "record attempts", err);
+	if (!rc && hint)
+		rc = wq__run_queued(s, SQL_PLAN_DEFAULT, WQ__NOARGS, "record attempts", err);
+	return rc;
+}
+
 wq_rc wq__rows_flush(struct wq__store *s, wq_error *err)
 {
 	wq_rc rc;
@@ -187,7 +203,7 @@ wq_rc wq__rows_flush(struct wq__store *s, wq_error *err)
 	if (!s->rows_on)
 		return WQ_OK;
 	s->rows_on = 0; /* what the flush itself writes goes straight to the store */
-	rc = flush_one(s, &s->att_rows, SQL_ATTEMPTS_FINISH_MANY, "record attempts", err);
+	rc = flush_attempts(s, err);
 	if (!rc)
 		rc = flush_one(s, &s->ev_rows, SQL_EVENTS_INSERT_MANY, "append events", err);
 	return rc;

@@ -12,6 +12,8 @@
  *                     (an IN over SKIP LOCKED may be re-run per row and claim too much)
  *   D_TEXTS(p)        the strings of JSON array text p, as a sub-select
  *   D_IDS(p)          the integers of JSON array text p, as a sub-select
+ *   D_ID_IN(p)        "id IN " D_IDS(p); PostgreSQL "id = ANY (p as a bigint[])": the
+ *                     array bound once, looked up in tasks_pkey (wave 7 pg)
  *   D_RETURNING_ID    " RETURNING id" of an insert; SQLite: "" (RETURNING costs it a
  *                     temporary table), the id then comes from SQL_LAST_ID
  *   D_MEMBER_INT(p, k) the integer member named by text k of JSON object text p, as a
@@ -568,7 +570,7 @@
 	  "uncertain_effect, CASE WHEN notify IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN "    \
 	  "EXISTS (SELECT 1 FROM locks l WHERE l.task_id = tasks.id) THEN 1 ELSE 0 END, "    \
 	  "CASE WHEN EXISTS (SELECT 1 FROM intake i WHERE i.task_id = tasks.id) THEN 1 "    \
-	  "ELSE 0 END FROM tasks WHERE id IN " D_IDS("$1") " ORDER BY id" D_FOR_UPDATE)     \
+	  "ELSE 0 END FROM tasks WHERE " D_ID_IN("$1") " ORDER BY id" D_FOR_UPDATE)        \
 	/* a prefetched task given back unstarted, fenced on its attempt: pending again in \
 	 * its place, the attempt not counted against its limit */                        \
 	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = $4, reason "  \
@@ -625,6 +627,10 @@
 	 * $1 a JSON array of [task id, attempt, instance, now, outcome, result as hex,     \
 	 * result size, result sha256, has result, exit status]; answers the ids updated */ \
 	X(SQL_FINISH_SUCCEEDED_MANY, NULL)                                                  \
+	/* wave7 pg: around SQL_ATTEMPTS_FINISH_MANY (op_rows.c): plans made while they run \
+	 * by index only, then the session's setting again; PostgreSQL only (NULL in SQLite) */ \
+	X(SQL_PLAN_BY_INDEX, NULL)                                                          \
+	X(SQL_PLAN_DEFAULT, NULL)                                                           \
 	/* wave6 chk: foreign keys while migration steps run (op_store.c migrate()): script  \
 	 * texts run outside any transaction before the first step and after the last, and \
 	 * the number of rows whose reference dangles, read inside each step before its     \

@@ -1150,6 +1150,7 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_clock_cases.h" /* the store's clock (issue 15) */
 #include "store_finish_many_cases.h" /* multi-row successes (wave 5 pgw) */
 #include "store_claim_kind_cases.h" /* the claim by kind (wave 6) */
+#include "store_pg_plan_cases.h" /* plans on PostgreSQL (wave 7 pg) */
 
 /* wave6 sqcpu: event ids counted on in C within a transaction (sql.c event_counted, on
  * SQLite) stay unique and ascending in write order when another statement inserts an
@@ -1273,6 +1274,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(claim_paused_kind_among_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(claim_empty_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(claim_ignores_other_kinds_backlog, setup,
+						teardown),
+		/* plans on PostgreSQL (wave 7 pg) */
+		cmocka_unit_test_setup_teardown(attempts_finish_planned_by_index, setup,
 						teardown),
 	};
 	char cmd[128];
