@@ -19,13 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-enum fp_action { FP_KILL, FP_ERROR, FP_DELAY };
+enum fp_action { FP_KILL, FP_ERROR, FP_DELAY, FP_HOLD };
 
 struct fp {
 	char name[64];
 	long count;           /* fire on this hit (1-based) */
 	enum fp_action action;
 	int64_t delay_us;
+	char hold_path[256]; /* FP_HOLD: go on once this file exists */
 	atomic_long hits;
 };
 
@@ -77,8 +78,14 @@ static void parse_one(char *spec, const char *whole)
 		tok = strtok_r(NULL, ":", &save);
 		if (!tok || wq_duration_parse(tok, &f->delay_us, &e) != WQ_OK)
 			die_bad(whole, "delay needs a duration (delay:200ms)");
+	} else if (strcmp(tok, "hold") == 0) {
+		f->action = FP_HOLD;
+		tok = strtok_r(NULL, "", &save); /* the rest: a path may hold ':' */
+		if (!tok || !tok[0] || wq__strlcpy(f->hold_path, tok, sizeof(f->hold_path)))
+			die_bad(whole, "hold needs a file path (hold:/tmp/go)");
+		return;
 	} else {
-		die_bad(whole, "action must be kill, error or delay:DUR");
+		die_bad(whole, "action must be kill, error, delay:DUR or hold:PATH");
 	}
 	if (strtok_r(NULL, ":", &save))
 		die_bad(whole, "trailing fields");
@@ -101,7 +108,10 @@ static void load(void)
 
 static const char *action_name(const struct fp *f)
 {
-	return f->action == FP_KILL ? "kill" : f->action == FP_ERROR ? "error" : "delay";
+	return f->action == FP_KILL    ? "kill"
+	       : f->action == FP_ERROR ? "error"
+	       : f->action == FP_DELAY ? "delay"
+				       : "hold";
 }
 
 /* Appends "<pid> <name> <action>" to $WAKEQ_FAILPOINT_LOG (one write: O_APPEND keeps
@@ -155,6 +165,15 @@ static int act(struct fp *f)
 				      (long)(f->delay_us % WQ__US_PER_S) * 1000};
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;
+		return 0;
+	}
+	case FP_HOLD: {
+		/* A test goes on when it has seen this firing in the log and set up what
+		 * must happen meanwhile: an order made by states, not by a sleep's length. */
+		struct timespec ts = {0, 5 * 1000 * 1000};
+
+		while (access(f->hold_path, F_OK) != 0)
+			nanosleep(&ts, NULL);
 		return 0;
 	}
 	case FP_ERROR:

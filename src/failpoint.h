@@ -10,6 +10,9 @@
  *                       named point checked with wq__failpoint_rc returns WQ_EIO; at
  *                       a point that cannot fail (wq__failpoint) nothing happens
  *           delay:DUR   sleep DUR (a wakeq duration: 50ms, 2s) there, then go on
+ *           hold:PATH   wait there until the file PATH exists (checked every 5 ms),
+ *                       then go on: a test orders events around the point without
+ *                       timing (it waits for the firing in the log, acts, creates PATH)
  * e.g. WAKEQ_FAILPOINT=claim-committed:3, WAKEQ_FAILPOINT=finish:error,delivery-sent:delay:2s
  * When $WAKEQ_FAILPOINT_LOG names a file, every firing appends "<pid> <name> <action>"
  * to it before acting, so a sweep can tell a point that fired from one never reached.
@@ -39,6 +42,8 @@
 	X("claim-committed", "after a claim's COMMIT, before its handlers start")          \
 	/* src/worker.c: the handler's exit seen, nothing recorded yet */                  \
 	X("handler-exited", "after a handler exited, before its outcome is recorded")      \
+	/* src/worker_record.c: the outcome queued for the next batch, not recorded yet */ \
+	X("outcome-queued", "after a handler's outcome was queued for its batch")          \
 	/* src/worker.c: the outcome is durable, the worker has not moved on */            \
 	X("outcome-committed", "after an outcome's COMMIT (finish)")                       \
 	/* src/effect.c: `effect begin` recorded, its answer not yet given */              \

@@ -607,7 +607,9 @@ const int *wq__worker_kinds_in_process(struct wq_worker *w)
 }
 
 /* Whether a claim is due now; its request for the free slots plus `extra` (the slots
- * that outcomes being recorded in the same transaction free). 1: *req is filled. */
+ * that outcomes being recorded in the same transaction free), less the slots the tasks
+ * claimed and not started yet will take (beyond prefetch: wq__prefetch_room). 1: *req
+ * is filled. */
 int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req)
 {
 	int slots;

@@ -287,11 +287,14 @@ int wq__job_terminate(struct wq_worker *w, struct wq__job *j, wq_job_stop why);
 void wq__worker_start_job(struct wq_worker *w, struct wq__claimed *c);
 
 /* worker_prefetch.c (wave4 batch): `prefetch` tasks claimed ahead of free slots.
- * room: how many more a claim may take beyond the free slots (0 unless every kind of
- * the worker runs in-process; a claim of its own, not `riding` in an outcome batch's
- * commit, only while fewer than `concurrency` wait); take: starts the n claimed tasks got while slots are free
- * and keeps the rest (each payload taken over); next: starts kept ones while slots are
- * free; give_back: returns every kept one to pending (the drain), fenced on its attempt. */
+ * room: how many more a claim may take beyond the free slots counted from `running`
+ * (at most `prefetch`, `concurrency` with a command kind; a claim of its own, not
+ * `riding` in an outcome batch's commit, only while fewer than `concurrency` wait), less
+ * the tasks claimed and not started yet: negative when those exceed what prefetch
+ * allows (prefetch 0: any), as they take free slots; take: starts the n claimed tasks
+ * got while slots are free and keeps the rest (each payload taken over); next: starts
+ * kept ones while slots are free; give_back: returns every kept one to pending (the
+ * drain), fenced on its attempt. */
 int wq__prefetch_room(struct wq_worker *w, int riding);
 /* Parallel to w->kinds: 1 for a kind registered in-process (computed once, kept in
  * w->kind_in_process); NULL when out of memory. */

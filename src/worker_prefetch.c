@@ -51,19 +51,30 @@ static size_t kept(const struct wq_worker *w)
 	return w->pf.n - w->pf.head;
 }
 
+/* Tasks claimed and not started: kept, or in the claim answer being taken. */
+static int pending(const struct wq_worker *w)
+{
+	return (int)(kept(w) + w->pf.incoming);
+}
+
 int wq__prefetch_room(struct wq_worker *w, int riding)
 {
-	int max = prefetch_max(w);
-	size_t k = kept(w) + w->pf.incoming;
+	int max = prefetch_max(w), k = pending(w);
 
-	if (max <= 0 || k >= (size_t)max)
-		return 0;
+	/* Held beyond what prefetch allows (with prefetch 0: every task held unstarted):
+	 * each takes a slot the caller counts as free, so the claim asks for that many
+	 * fewer. Returning 0 here claimed one task per such slot twice: with prefetch 0,
+	 * a riding claim's tasks were not yet started when the next batch's claim was
+	 * asked for (pf.incoming), and the tasks it claimed beyond the slots waited,
+	 * running and unstarted (tests/conformance/t_claim_free_slots.sh). */
+	if (k >= max)
+		return max - k;
 	/* A claim in a commit of its own costs a commit (an fsync): only when the kept tasks
 	 * would not even refill every slot once. A claim riding in an outcome batch's
 	 * commit tops the queue up for free. */
-	if (!riding && k >= (size_t)w->concurrency)
+	if (!riding && k >= w->concurrency)
 		return 0;
-	return max - (int)k;
+	return max - k;
 }
 
 /* Keeps c (payload taken over); 0, or -1 without memory. */

@@ -343,6 +343,7 @@ void wq__worker_finish_job(struct wq_worker *w, struct wq__job *j, struct wq__ou
 	uv_check_start(&w->record_check, on_record_check);
 	uv_idle_start(&w->record_idle, on_record_idle);
 	wq__prefetch_release(w, j); /* its handler slot to a prefetched task */
+	wq__failpoint("outcome-queued"); /* (a test knows it is in the next batch) */
 }
 
 /* Offers queued and kept outcomes (tasks and deliveries) to the store (poll and heartbeat

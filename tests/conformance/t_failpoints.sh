@@ -1,5 +1,5 @@
 # Failpoints (src/failpoint.h, issue 15): the syntax name[:count][:action], the actions
-# kill / error / delay, several at once, the firing log, and the named points of the
+# kill / error / delay / hold, several at once, the firing log, and the named points of the
 # worker: a kill at each leaves the store in the state the crash contract names.
 . "$WAKEQ_TESTS/conformance/lib.sh"
 
@@ -20,6 +20,7 @@ grep -q " enqueue error$" "$T/fired" || fail "firing not logged: $(cat "$T/fired
 expect_exit 70 env WAKEQ_FAILPOINT=enqueue:0 "$WQ" list
 expect_exit 70 env WAKEQ_FAILPOINT=enqueue:sometimes "$WQ" list
 expect_exit 70 env WAKEQ_FAILPOINT=enqueue:delay "$WQ" list
+expect_exit 70 env WAKEQ_FAILPOINT=enqueue:hold "$WQ" list
 
 # several at once; delay goes on; count: the 2nd hit fires, not the 1st
 expect_exit 0 env WAKEQ_FAILPOINT=query:delay:10ms,get:2:error "$WQ" list

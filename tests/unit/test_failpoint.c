@@ -1,12 +1,16 @@
 /* test_failpoint.c — the test hooks of issue 15: the clock offset (wq__clock_set_offset
- * moves wq_now without sleeping) and wq__failpoint_rc's `error` and count. */
+ * moves wq_now without sleeping), wq__failpoint_rc's `error` and count, and `hold`. */
 #include "internal.h"
 
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -56,6 +60,36 @@ static void one_name_several_counts(void **state)
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		assert_int_equal(wq__failpoint_rc("fp-r", &e), want[i]);
 }
+
+/* fp-h holds until hold_path exists (main arms it with that path). */
+static char hold_path[64];
+static atomic_int held_returned;
+
+static void *hold_thread(void *arg)
+{
+	(void)arg;
+	wq__failpoint("fp-h");
+	atomic_store(&held_returned, 1);
+	return NULL;
+}
+
+/* `hold:PATH` does not go on before PATH exists (the thread cannot have returned before
+ * the file is made, wherever it is then), and goes on once it does. */
+static void hold_waits_for_the_file(void **state)
+{
+	pthread_t th;
+	FILE *f;
+
+	(void)state;
+	unlink(hold_path);
+	assert_int_equal(pthread_create(&th, NULL, hold_thread, NULL), 0);
+	assert_int_equal(atomic_load(&held_returned), 0);
+	assert_non_null(f = fopen(hold_path, "w"));
+	fclose(f);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(atomic_load(&held_returned), 1);
+	unlink(hold_path);
+}
 #endif
 
 int main(void)
@@ -65,9 +99,15 @@ int main(void)
 		cmocka_unit_test(clock_offset_moves_now),
 		cmocka_unit_test(error_action_and_count),
 		cmocka_unit_test(one_name_several_counts),
+		cmocka_unit_test(hold_waits_for_the_file),
 	};
-	setenv("WAKEQ_FAILPOINT",
-	       "fp-a:2:error,fp-b:error,fp-e:delay:1ms,fp-r:2:error,fp-r:3:error,fp-r:4:error", 1);
+	char spec[256];
+
+	snprintf(hold_path, sizeof(hold_path), "/tmp/wq-test-hold.%ld", (long)getpid());
+	snprintf(spec, sizeof(spec),
+		 "fp-a:2:error,fp-b:error,fp-e:delay:1ms,fp-r:2:error,fp-r:3:error,"
+		 "fp-r:4:error,fp-h:hold:%s", hold_path);
+	setenv("WAKEQ_FAILPOINT", spec, 1);
 	unsetenv("WAKEQ_FAILPOINT_LOG");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 #else
