@@ -475,9 +475,10 @@ struct last_stmt {
  * or else the prepared statement `ps` when non-NULL (wave7 pg: a statement of the
  * transaction riding with the queued ones), a sync, and reads every answer. The first
  * failure (a queued statement's, or the last one's) as a code, its message recorded;
- * *last_res (may be NULL) gets the last one's result (owned) when it succeeded. A pipeline that cannot be read to its end gives up the session
- * (pipeline_end): LOST — but a server ERROR read before that keeps its own code (the
- * transaction was aborted there; see server_aborted).
+ * *last_res (may be NULL) gets the last one's result (owned) when it succeeded. A
+ * pipeline that cannot be read to its end gives up the session (pipeline_end): LOST —
+ * but a server ERROR read before that keeps its own code (the transaction was aborted
+ * there; see server_aborted).
  */
 static int settle(struct wq__conn *c, const char *last, const struct last_stmt *ps,
 		  PGresult **last_res)
