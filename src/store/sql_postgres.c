@@ -35,7 +35,9 @@
  * wave5 pgw: exec_queued() sends a statement of the open transaction whose answer nobody
  * reads (the multi-row writes just before COMMIT) without waiting: it stays in the
  * pipeline, and the next call reads its answer first (settle) — commit() sends COMMIT
- * in the same pipeline, so the rows and the COMMIT are one round trip. A queued
+ * in the same pipeline, so the rows and the COMMIT are one round trip; wave7 pg: a
+ * prepared statement (exec) likewise goes after the queued ones in the same pipeline,
+ * and its answer is read with theirs. A queued
  * statement's failure fails that next call (the transaction was aborted by the server:
  * nothing commits); a connection lost with COMMIT in the pipeline is COMMIT_UNKNOWN,
  * unless a statement before it had already got the server's ERROR (the transaction was
