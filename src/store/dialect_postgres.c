@@ -187,19 +187,26 @@ static const char *postgres_text(int id)
 	 * compared as (state || ''): else, with "running" rare in the statistics, the
 	 * planner read every running task through tasks_running_instance instead.
 	 * wave7 pg: the rows read as jsonb, once (a materialized CTE); op_finish_many.c
-	 * keeps large results out of it (jsonb holds at most 256 MB). */
+	 * keeps large results out of it (jsonb holds at most 256 MB). It is sent without
+	 * waiting (op_finish_many.c), so it checks itself: $2 rows must change, else it
+	 * fails (a cast of the message to bigint) and the transaction with it — a row
+	 * fenced off is never skipped unseen. */
 	case SQL_FINISH_SUCCEEDED_MANY:
 		return "WITH r AS MATERIALIZED (SELECT CAST(e.v->>0 AS bigint) AS t, "
 		       "CAST(e.v->>1 AS integer) AS a, e.v->>2 AS i, CAST(e.v->>3 AS bigint) AS f, "
 		       "e.v->>4 AS o, e.v->>5 AS res, CAST(e.v->>6 AS bigint) AS rs, e.v->>7 AS "
 		       "sha, CAST(e.v->>8 AS integer) AS hr, CAST(e.v->>9 AS integer) AS x FROM "
-		       "jsonb_array_elements(CAST($1 AS jsonb)) AS e (v)) UPDATE tasks SET state = "
-		       "'succeeded', finished_at = r.f, updated_at = r.f, outcome = r.o, result = "
+		       "jsonb_array_elements(CAST($1 AS jsonb)) AS e (v)), u AS (UPDATE tasks SET "
+		       "state = 'succeeded', finished_at = r.f, updated_at = r.f, outcome = r.o, "
+		       "result = "
 		       "CASE WHEN r.hr <> 0 THEN decode(r.res, 'hex') END, result_size = r.rs, "
 		       "result_sha256 = r.sha, has_result = r.hr, last_exit_status = r.x, reason "
 		       "= '', reason_detail = '' FROM r WHERE tasks.id = ANY (ARRAY (SELECT t FROM "
 		       "r)) AND tasks.id = r.t AND (tasks.state || '') = 'running' AND "
-		       "tasks.attempt = r.a AND tasks.instance = r.i RETURNING tasks.id";
+		       "tasks.attempt = r.a AND tasks.instance = r.i RETURNING tasks.id) "
+		       "SELECT CAST(CASE WHEN count(*) = CAST($2 AS bigint) THEN CAST(count(*) "
+		       "AS text) ELSE 'wakeq: a fenced multi-row finish changed ' || count(*) || "
+		       "' of ' || $2 || ' rows' END AS bigint) FROM u";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

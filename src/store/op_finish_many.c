@@ -8,8 +8,16 @@
  * event, lock, deliveries, follow-ups, acknowledgement, the stale path) is still decided
  * and written by finish_body (op_claim.c) in the same transaction, in task order. The
  * UPDATE carries exactly SQL_FINISH_SUCCEEDED's values and fence (WQ__OWNED) per row,
- * and finish_update takes its answer (1 row changed, or 0: the stale path) from here
- * instead of running the statement (wq__finish_many_take).
+ * and finish_update takes its answer (1 row changed) from here instead of running the
+ * statement (wq__finish_many_take).
+ *
+ * wave7 pg: the UPDATE is sent without waiting for its answer (wq__run_queued: it rides
+ * in the pipeline with the next statement, the claim's, or with COMMIT). Its rows are
+ * the ones the facts, read FOR UPDATE in this transaction, show held by their attempts:
+ * locked, no other transaction can move them, so every one of them changes. The
+ * statement checks that itself (it fails unless exactly that many rows changed: the
+ * transaction then fails, nothing commits), so a row fenced off is never taken as
+ * recorded unseen.
  *
  * Which outcomes: SUCCEEDED ones whose task the batch's facts (read in the same
  * transaction, op_rows.c) show running under this very attempt with no uncertain effect
@@ -71,17 +79,6 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static wq_rc mark_updated(const struct wq__row *r, void *ctx)
-{
-	struct wq__store *s = ctx;
-	struct wq__fin_many key = {.id = wq__i64(r, 0)}, *m;
-
-	m = bsearch(&key, s->fin_many, s->nfin_many, sizeof(key), by_id);
-	if (m)
-		m->updated = 1;
-	return WQ_OK;
-}
-
 /* Appends o's row to b; 0, or -1 without memory. */
 static int add_row(struct wq__rowbuf *b, const struct wq__outcome *o)
 {
@@ -120,8 +117,9 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
 			rc = wq__err(err, WQ_ENOMEM, "out of memory (recording %zu outcomes)", n);
 			goto out;
 		}
+		/* updated: the statement fails unless it changes all k (see the top) */
 		s->fin_many[k++] = (struct wq__fin_many){.id = v[i]->task_id,
-							 .attempt = v[i]->attempt};
+							 .attempt = v[i]->attempt, .updated = 1};
 	}
 	s->nfin_many = k; /* in id order, as v */
 	if (k == 0)
@@ -130,8 +128,8 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
 		rc = wq__err(err, WQ_ENOMEM, "out of memory (recording %zu outcomes)", n);
 		goto out;
 	}
-	rc = wq__rows(s, SQL_FINISH_SUCCEEDED_MANY, WQ__ARGS(WQ__AT(text)), mark_updated, s,
-		      NULL, "record outcomes", err);
+	rc = wq__run_queued(s, SQL_FINISH_SUCCEEDED_MANY, WQ__ARGS(WQ__AT(text), WQ__AI(k)),
+			    "record outcomes", err);
 out:
 	free(b.p);
 	if (rc || k == 0)

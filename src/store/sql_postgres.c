@@ -35,7 +35,9 @@
  * wave5 pgw: exec_queued() sends a statement of the open transaction whose answer nobody
  * reads (the multi-row writes just before COMMIT) without waiting: it stays in the
  * pipeline, and the next call reads its answer first (settle) — commit() sends COMMIT
- * in the same pipeline, so the rows and the COMMIT are one round trip. A queued
+ * in the same pipeline, so the rows and the COMMIT are one round trip; wave7 pg: a
+ * prepared statement (exec) likewise goes after the queued ones in the same pipeline,
+ * and its answer is read with theirs. A queued
  * statement's failure fails that next call (the transaction was aborted by the server:
  * nothing commits); a connection lost with COMMIT in the pipeline is COMMIT_UNKNOWN,
  * unless a statement before it had already got the server's ERROR (the transaction was
@@ -455,25 +457,48 @@ static int server_aborted(struct wq__conn *c, const PGresult *res)
 	       map_result(c, res) != WQ__SQL_LOST;
 }
 
+/* The bound values of one statement, in libpq's form. */
+struct params {
+	const char *val[MAX_ARGS];
+	int len[MAX_ARGS];
+	int fmt[MAX_ARGS];
+	char num[MAX_ARGS][24];
+};
+
+/* wave7 pg: a prepared statement sent last in a pipeline (settle), with its values. */
+struct last_stmt {
+	const char *name;
+	int n;
+	const struct params *p;
+};
+
 /*
  * Ends the pipeline of queued statements: sends `last` after them when non-NULL (COMMIT),
- * a sync, and reads every answer. The first failure (a queued statement's, or last's)
- * as a code, its message recorded; *last_res (may be NULL) gets last's result (owned)
- * when it succeeded. A pipeline that cannot be read to its end gives up the session
- * (pipeline_end): LOST — but a server ERROR read before that keeps its own code (the
- * transaction was aborted there; see server_aborted).
+ * or else the prepared statement `ps` when non-NULL (wave7 pg: a statement of the
+ * transaction riding with the queued ones), a sync, and reads every answer. The first
+ * failure (a queued statement's, or the last one's) as a code, its message recorded;
+ * *last_res (may be NULL) gets the last one's result (owned) when it succeeded. A
+ * pipeline that cannot be read to its end gives up the session (pipeline_end): LOST —
+ * but a server ERROR read before that keeps its own code (the transaction was aborted
+ * there; see server_aborted).
  */
-static int settle(struct wq__conn *c, const char *last, PGresult **last_res)
+static int settle(struct wq__conn *c, const char *last, const struct last_stmt *ps,
+		  PGresult **last_res)
 {
 	PGresult *r, *bad = NULL;
-	int n = c->queued, i, broken = 0, rc;
+	int n = c->queued, i, broken = 0, rc, sent;
 
 	if (last_res)
 		*last_res = NULL;
-	if (last && PQsendQueryParams(c->pg, last, 0, NULL, NULL, NULL, NULL, 0))
-		n++;
-	else if (last)
-		broken = 1;
+	if (last || ps) {
+		sent = last ? PQsendQueryParams(c->pg, last, 0, NULL, NULL, NULL, NULL, 0)
+			    : PQsendQueryPrepared(c->pg, ps->name, ps->n, ps->p->val, ps->p->len,
+						  ps->p->fmt, 0);
+		if (sent)
+			n++;
+		else
+			broken = 1;
+	}
 	if (!broken && !PQpipelineSync(c->pg))
 		broken = 1;
 	for (i = 0; i < n && !broken; i++) { /* per query: its result, then NULL */
@@ -482,7 +507,7 @@ static int settle(struct wq__conn *c, const char *last, PGresult **last_res)
 			break;
 		}
 		PQclear(PQgetResult(c->pg));
-		if (result_ok(r) && last && i == n - 1 && last_res)
+		if (result_ok(r) && (last || ps) && i == n - 1 && last_res)
 			*last_res = r;
 		else if (!result_ok(r) && !bad && PQresultStatus(r) != PGRES_PIPELINE_ABORTED)
 			bad = r;
@@ -541,7 +566,7 @@ static void pg_rollback(struct wq__conn *c)
 	c->in_tx = 0;
 	c->begin_pending = 0;
 	if (c->queued)
-		settle(c, NULL, NULL); /* answers that no longer matter */
+		settle(c, NULL, NULL, NULL); /* answers that no longer matter */
 	if (conn_ok(c) && PQtransactionStatus(c->pg) != PQTRANS_IDLE)
 		PQclear(PQexec(c->pg, "ROLLBACK"));
 }
@@ -569,7 +594,7 @@ static int pg_commit(struct wq__conn *c)
 		return rc;
 	}
 	if (c->queued) { /* COMMIT rides with the queued statements */
-		rc = settle(c, "COMMIT", &res);
+		rc = settle(c, "COMMIT", NULL, &res);
 		if (rc == WQ__SQL_LOST)
 			rc = WQ__SQL_COMMIT_UNKNOWN; /* COMMIT was in the pipeline */
 	} else {
@@ -617,14 +642,6 @@ static int prepare(struct wq__conn *c, int id, const char *name)
 	PQclear(res);
 	return rc;
 }
-
-/* The bound values of one statement, in libpq's form. */
-struct params {
-	const char *val[MAX_ARGS];
-	int len[MAX_ARGS];
-	int fmt[MAX_ARGS];
-	char num[MAX_ARGS][24];
-};
 
 static int params_set(struct wq__conn *c, struct params *p, const struct wq__arg *args,
 		      int nargs)
@@ -783,8 +800,20 @@ static int pg_exec(struct wq__conn *c, int id, const struct wq__arg *args, int n
 	snprintf(name, sizeof(name), "wq_%d", id);
 	for (;;) {
 		rc = call_ready(c);
+		if (!rc && c->queued && c->prepared[id] && nargs >= c->nparams[id]) {
+			/* wave7 pg: it rides with the queued statements (one round trip);
+			 * their failure is its (the transaction was aborted there) */
+			struct last_stmt ps = {name, c->nparams[id], &p};
+
+			rc = settle(c, NULL, &ps, &res);
+			if (!rc && !(rc = cursor_init(c, cur, res))) {
+				*out = cur;
+				return WQ__SQL_OK;
+			}
+			break; /* cursor_init took res: pg_done frees it */
+		}
 		if (!rc && c->queued) /* the answers of the queued statements first */
-			rc = settle(c, NULL, NULL);
+			rc = settle(c, NULL, NULL, NULL);
 		if (rc)
 			break;
 		c->reconnected = 0;
@@ -924,7 +953,7 @@ static int pg_script(struct wq__conn *c, const char *sql)
 	int rc = call_ready(c);
 
 	if (!rc && c->queued)
-		rc = settle(c, NULL, NULL);
+		rc = settle(c, NULL, NULL, NULL);
 	if (!rc)
 		rc = begin_now(c);
 	return rc ? rc : simple(c, sql);

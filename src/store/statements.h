@@ -625,7 +625,8 @@
 	 * UPDATE (op_finish_many.c), where a statement is a round trip: PostgreSQL only  \
 	 * (dialect_postgres.c; NULL in SQLite, which keeps SQL_FINISH_SUCCEEDED per row).  \
 	 * $1 a JSON array of [task id, attempt, instance, now, outcome, result as hex,     \
-	 * result size, result sha256, has result, exit status]; answers the ids updated */ \
+	 * result size, result sha256, has result, exit status]; wave7 pg: $2 the rows it \
+	 * must change, else it fails */                                                    \
 	X(SQL_FINISH_SUCCEEDED_MANY, NULL)                                                  \
 	/* wave7 pg: around SQL_ATTEMPTS_FINISH_MANY (op_rows.c): plans made while they run \
 	 * by index only, then the session's setting again; PostgreSQL only (NULL in SQLite) */ \

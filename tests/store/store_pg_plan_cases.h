@@ -85,3 +85,45 @@ static void attempts_finish_planned_by_index(void **state)
 	(void)state;
 #endif
 }
+
+/* wave7 pg: the multi-row finish (SQL_FINISH_SUCCEEDED_MANY) is sent without waiting for
+ * its answer, so it checks itself: it fails unless it changed exactly $2 rows. A row
+ * whose fence does not hold (another attempt) fails it; the right row answers 1. */
+static void finish_many_checks_its_row_count(void **state)
+{
+#ifdef WQ_HAVE_POSTGRES
+	struct fx *f = *state;
+	const char *text = wq__sql_text(f->s->d, SQL_FINISH_SUCCEEDED_MANY);
+	struct wq__claimed c;
+	char rows[256];
+	const char *vals[2] = {rows, "1"};
+	PGconn *pg;
+	PGresult *r;
+	int64_t id;
+	wq_error e;
+
+	if (!text)
+		return; /* SQLite: per-row statements, each answer read */
+	instance(f, "w1");
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(claim(f, "w1", &c), 1);
+	pg = PQconnectdb(url);
+	assert_int_equal(PQstatus(pg), CONNECTION_OK);
+	/* attempt 2: not the one running, fenced off */
+	snprintf(rows, sizeof(rows), "[[%" PRId64 ",2,\"w1\",%" PRId64 ",\"\",\"\",0,\"\",0,0]]",
+		 id, f->now);
+	r = PQexecParams(pg, text, 2, NULL, vals, NULL, NULL, 0);
+	assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+	assert_non_null(strstr(PQresultErrorMessage(r), "changed 0 of 1 rows"));
+	PQclear(r);
+	snprintf(rows, sizeof(rows), "[[%" PRId64 ",1,\"w1\",%" PRId64 ",\"\",\"\",0,\"\",0,0]]",
+		 id, f->now);
+	r = PQexecParams(pg, text, 2, NULL, vals, NULL, NULL, 0);
+	assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+	assert_string_equal(PQgetvalue(r, 0, 0), "1");
+	PQclear(r);
+	PQfinish(pg);
+#else
+	(void)state;
+#endif
+}

@@ -580,12 +580,18 @@ static void test_queued(void **state)
 	(void)state;
 	assert_non_null(D->exec_queued);
 	assert_int_equal(run(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK); /* prepared now */
+	k.pid = read_i64(c, T_PID, NULL, 0);                              /* likewise */
 	assert_int_equal(D->begin(c, 1), WQ__SQL_OK);
 	a[0] = WQ__AT("inst-q1");
 	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
 	a[0] = WQ__AT("inst-q2");
 	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
+	/* wave7 pg: a statement riding with the queued ones answers its own rows */
+	assert_int_equal(read_i64(c, T_PID, NULL, 0), k.pid);
+	a[0] = WQ__AT("inst-q2b");
+	assert_int_equal(D->exec_queued(c, T_INSTANCE_INSERT, a, 2), WQ__SQL_OK);
 	assert_int_equal(D->commit(c), WQ__SQL_OK);
+	assert_int_equal(instances_named(pg, "inst-q2b"), 1);
 	assert_int_equal(instances_named(pg, "inst-q1"), 1);
 	assert_int_equal(instances_named(pg, "inst-q2"), 1);
 

@@ -1278,6 +1278,8 @@ int main(int argc, char **argv)
 		/* plans on PostgreSQL (wave 7 pg) */
 		cmocka_unit_test_setup_teardown(attempts_finish_planned_by_index, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(finish_many_checks_its_row_count, setup,
+						teardown),
 	};
 	char cmd[128];
 	int rc;
