@@ -70,6 +70,12 @@ WQ__SQL_TEXTS;
 #define EVQ_ROWS4 EVQ_ROW ", " EVQ_ROW ", " EVQ_ROW ", " EVQ_ROW
 #define EVQ_ROWS8 EVQ_ROWS4 ", " EVQ_ROWS4
 #define EVQ_ROWS32 EVQ_ROWS8 ", " EVQ_ROWS8 ", " EVQ_ROWS8 ", " EVQ_ROWS8
+/* wave7 drain: SQL_ATTEMPTS_INSERT_AT4/8/32, 4 parameters a row (SQL_ATTEMPT_INSERT's) */
+#define ATT_INSERT "INSERT INTO attempts (task_id, attempt, instance, started_at) VALUES "
+#define ATT_ROW "(?, ?, ?, ?)"
+#define ATT_ROWS4 ATT_ROW ", " ATT_ROW ", " ATT_ROW ", " ATT_ROW
+#define ATT_ROWS8 ATT_ROWS4 ", " ATT_ROWS4
+#define ATT_ROWS32 ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8
 
 static const char *sqlite_text(int id)
 {
@@ -180,6 +186,12 @@ static const char *sqlite_text(int id)
 		return ENQ_EVENTS_INSERT EVQ_ROWS8;
 	case SQL_EVENTS_INSERT_AT32:
 		return ENQ_EVENTS_INSERT EVQ_ROWS32;
+	case SQL_ATTEMPTS_INSERT_AT4:
+		return ATT_INSERT ATT_ROWS4;
+	case SQL_ATTEMPTS_INSERT_AT8:
+		return ATT_INSERT ATT_ROWS8;
+	case SQL_ATTEMPTS_INSERT_AT32:
+		return ATT_INSERT ATT_ROWS32;
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

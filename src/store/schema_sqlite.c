@@ -392,7 +392,7 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	  * statement needs pending tasks in order across kinds (the others that filter on
 	  * state use it as a prefix, or a partial index of their own).
 	  * wave7 drain: tasks_running_instance (step 1) and tasks_running_kind are not
-	  * created again. Every claim and every finish moved an entry in each (~9% of a
+	  * created again. Every claim and every finish moved an entry in each (~6% of a
 	  * drained task's instructions) for statements that tasks_claim's (state = 'running')
 	  * prefix serves as well: the per-kind running count (state, kind), and the reads by
 	  * instance (cancel requests, reclaim, interrupt, stats), which now read the running

@@ -660,7 +660,13 @@
 	 * queued and written many rows per statement). NULL on PostgreSQL. */             \
 	X(SQL_EVENTS_INSERT_AT4, NULL)                                                      \
 	X(SQL_EVENTS_INSERT_AT8, NULL)                                                      \
-	X(SQL_EVENTS_INSERT_AT32, NULL)
+	X(SQL_EVENTS_INSERT_AT32, NULL)                                                     \
+	/* wave7 drain: SQLite only: 4, 8, 32 attempts rows of SQL_ATTEMPT_INSERT's          \
+	 * columns, 4 bound parameters a row (a claim's new attempts; PostgreSQL writes     \
+	 * them as one SQL_ATTEMPTS_INSERT_MANY). NULL on PostgreSQL. */                    \
+	X(SQL_ATTEMPTS_INSERT_AT4, NULL)                                                    \
+	X(SQL_ATTEMPTS_INSERT_AT8, NULL)                                                    \
+	X(SQL_ATTEMPTS_INSERT_AT32, NULL)
 
 /* The statements that insert rows into events, on either dialect, other than
  * SQL_EVENT_INSERT_AT and SQL_EVENTS_INSERT_AT4/8/32 (the ones whose ids sql.c's

@@ -724,9 +724,10 @@ static void claim_kind_limit_dotted_name(void **state)
 	assert_int_equal(got.max_attempts, 2);
 }
 
-/* wave7 drain: a claim of 40 writes 80 events in one transaction (SQLite: queued, then
- * written 32, 32, 8 and 8 to a statement): each task has its `claimed` then its
- * `started`, every id above the ids before the claim. */
+/* wave7 drain: a claim of 40 writes 40 attempts rows and 80 events in one transaction
+ * (SQLite: attempts 32 + 8 rows a statement; events queued, then written 32, 32, 8 and
+ * 8 to a statement): each task has its attempt row (this instance, this start), its
+ * `claimed` then its `started`, every event id above the ids before the claim. */
 static void claim_many_events_in_order(void **state)
 {
 	static const char *const kinds[] = {"k"};
@@ -734,8 +735,9 @@ static void claim_many_events_in_order(void **state)
 	struct wq__claim_req req = {.instance = "w1", .kinds = kinds, .nkinds = 1, .limit = 40};
 	struct wq__claimed *out = NULL;
 	wq_event *ev = NULL;
+	wq_attempt *att = NULL;
 	int64_t before = 0;
-	size_t n = 0, nev = 0, i;
+	size_t n = 0, nev = 0, natt = 0, i;
 	wq_error e;
 
 	instance(f, "w1");
@@ -755,6 +757,12 @@ static void claim_many_events_in_order(void **state)
 		assert_true(ev[1].id > before);
 		assert_true(ev[2].id > ev[1].id);
 		free(ev);
+		assert_int_equal(M->attempts(f->s, out[i].id, &att, &natt, &e), WQ_OK);
+		assert_int_equal(natt, 1);
+		assert_int_equal(att[0].attempt, 1);
+		assert_string_equal(att[0].instance, "w1");
+		assert_true(att[0].started_at == req.now);
+		free(att);
 		free(out[i].payload);
 	}
 	free(out);
