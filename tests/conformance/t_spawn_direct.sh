@@ -1,5 +1,6 @@
 # Command handlers are exec'd directly, without a helper program (issue 11): the handler
-# process is the worker's own child, leads its own session and process group, inherits
+# process is the worker's own child, leads its own process group (and its own session
+# when the worker has a controlling terminal: here under script(1)'s pty), inherits
 # only stdin, stdout and stderr, and starts with no signal blocked or ignored — not even
 # glibc's reserved 32 and 33 when the worker itself was started with them ignored (as
 # under a CI runner: tests/bin/ignore_reserved.c). A handler
@@ -16,7 +17,7 @@ config "$T/w.ini" <<EOF
 [kind.fds]
 command = ls /proc/self/fd
 [kind.ids]
-command = cut -d " " -f 1,4-6 /proc/self/stat
+command = cut -d " " -f 1,4-7 /proc/self/stat
 [kind.mask]
 command = grep -E "^Sig(Blk|Ign)" /proc/self/status
 [kind.unstartable]
@@ -46,11 +47,13 @@ wait_until 30 state_is "$bad" failed
 
 # ls's own descriptors: the three pipes and the directory it reads, nothing else
 expect_eq "$(wq result "$fds" 2>/dev/null | tr '\n' ' ')" "0 1 2 3 " "descriptors of the handler"
-# pid, parent, process group, session
+# pid, parent, process group, session (and controlling terminal)
 set -- $(wq result "$ids" 2>/dev/null)
 expect_eq "$2" "$wpid" "the handler's parent (no process in between)"
 expect_eq "$3" "$1" "the handler's process group (its own)"
-expect_eq "$4" "$1" "the handler's session (its own)"
+# the worker's session, unless the worker has a terminal (the suite run from one)
+if (exec </dev/tty) 2>/dev/null; then sid=$1; else sid=$(cut -d " " -f 6 "/proc/$wpid/stat"); fi
+expect_eq "$4" "$sid" "the handler's session"
 blocked=$(wq result "$mask" 2>/dev/null)
 echo "$blocked" | grep -q "^SigBlk:[[:space:]]*0*$" || fail "signals blocked in the handler: $blocked"
 echo "$blocked" | grep -q "^SigIgn:[[:space:]]*0*$" || fail "signals ignored in the handler: $blocked"
@@ -81,3 +84,17 @@ case "$detail" in
 esac
 expect_eq "$(field_of "$bad" attempts)" 1 "an exec failure is not retried"
 alive "$wpid" || fail "the worker died"
+kill -TERM "$wpid"
+wait "$wpid" || fail "the worker exited $? after its drain"
+
+# a worker with a controlling terminal (a pty of script(1)): the handler leads a session
+# of its own, detached from that terminal
+# (where script(1) runs, and can make a pty)
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/dev/null 2>&1; then
+	ids=$(wq enqueue ids)
+	script -qec "'$WQ' worker --config '$T/w.ini' --until-idle" /dev/null \
+		</dev/null >"$T/pty.log" 2>&1 || fail "the worker on a pty exited $?"
+	set -- $(wq result "$ids" 2>/dev/null)
+	expect_eq "$3 $4 $5" "$1 $1 0" \
+		"the handler's group, session and terminal under a worker with a terminal"
+fi
