@@ -18,6 +18,7 @@
  * every pending entry of it per claim (85 ms of a 128 ms claim of 64 with 20k pending);
  * written so, only tasks_pkey serves "id = ANY (...)". Same rows. */
 #define D_UNINDEXED(col) "(" col " || '')"
+#define D_UNINDEXED_NUM(col) col
 #define D_TEXTS(p) "(SELECT json_array_elements_text(CAST(" p " AS json)))"
 #define D_IDS(p) "(SELECT CAST(json_array_elements_text(CAST(" p " AS json)) AS bigint))"
 /* wave7 pg: the JSON array of integers p read as an array literal ("[1,2]" -> "{1,2}"):

@@ -11,6 +11,7 @@
 #define D_SKIP_LOCKED ""
 #define D_PICK(sub) "id IN (" sub ")"
 #define D_UNINDEXED(col) "+" col
+#define D_UNINDEXED_NUM(col) "+" col
 #define D_TEXTS(p) "(SELECT value FROM json_each(" p "))"
 #define D_IDS(p) "(SELECT value FROM json_each(" p "))"
 #define D_ID_IN(p) "id IN " D_IDS(p)

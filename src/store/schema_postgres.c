@@ -296,7 +296,9 @@ const struct wq__migration wq__postgres_migrations[] = {
 	  * state use it as a prefix, or a partial index of their own). */
 	 "-- wave6 claimk: tasks_claim by kind\n"
 	 "DROP INDEX tasks_claim;\n"
-	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"},
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"
+	 /* The earliest future due time of a served kind: as in schema_sqlite.c. */
+	 "CREATE INDEX tasks_due ON tasks (kind, due_at) WHERE state = 'pending';\n"},
 };
 
 const size_t wq__postgres_nmigrations =

