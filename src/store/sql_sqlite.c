@@ -185,8 +185,10 @@ static int cursor_start(struct wq__conn *c, struct wq__cursor *cur, sqlite3_stmt
 	int i, rc, nparams = sqlite3_bind_parameter_count(st);
 	char msg[96];
 
+	/* No sqlite3_clear_bindings() here: every parameter is bound below (a bind replaces
+	 * the value before it), and clearing ~70 of them cost ~850 instructions a task in a
+	 * batch of enqueues. A failed bind clears them all (below). */
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (nargs < nparams) {
 		snprintf(msg, sizeof(msg), "statement takes %d arguments, %d given", nparams,
 			 nargs);
