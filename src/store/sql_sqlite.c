@@ -273,12 +273,14 @@ static int64_t sq_changes(struct wq__cursor *cur)
 	return sqlite3_stmt_readonly(cur->st) ? 0 : cur->rows;
 }
 
+/* The bindings stay until the next run rebinds every parameter (cursor_start): they are
+ * SQLITE_STATIC pointers that SQLite reads only when the statement steps, never on reset,
+ * rebind or finalize, and nothing here expands a statement's SQL. Clearing them here cost
+ * ~420 instructions a task in a batch enqueue. */
 static void sq_done(struct wq__cursor *cur)
 {
-	if (cur && cur->st) {
+	if (cur && cur->st)
 		sqlite3_reset(cur->st);
-		sqlite3_clear_bindings(cur->st);
-	}
 }
 
 /* ------------------------------------------------------------------ transactions ---- */
