@@ -225,6 +225,20 @@ static void fingerprint_prefix_matches_snprintf(void **state)
 		}
 }
 
+/* The digest's hex digits come from a table of byte pairs: the known SHA-256 vectors. */
+static void sha256_hex_vectors(void **state)
+{
+	char hex[WQ_SHA256_HEX];
+
+	(void)state;
+	wq__sha256_hex("", 0, hex);
+	assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	wq__sha256_hex("abc", 3, hex);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	wq__sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, hex);
+	assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
 static void still_invalid(void **state)
 {
 	static const char dup[] = "{\"a\":1,\"\\u0061\":2}"; /* one name, two spellings */
@@ -271,6 +285,7 @@ int main(void)
 		cmocka_unit_test(jcs_fingerprint_pinned),
 		cmocka_unit_test(still_invalid),
 		cmocka_unit_test(fingerprint_prefix_matches_snprintf),
+		cmocka_unit_test(sha256_hex_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
