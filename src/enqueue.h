@@ -10,6 +10,9 @@
 /* "op_" + 32 hex digits, time-ordered then random (operation_id.c), NUL-terminated. */
 #define WQ__OPERATION_ID_BUFSZ (3 + 32 + 1)
 void wq__operation_id(char out[WQ__OPERATION_ID_BUFSZ]);
+/* The same from a clock reading (µs) and 10 random bytes (tests). */
+void wq__operation_id_at(char out[WQ__OPERATION_ID_BUFSZ], uint64_t us,
+			 const unsigned char rnd[10]);
 
 /* One validated enqueue: t points into the buffers here and into the caller's options
  * (kind, payload, key, …), which must outlive it. notify is owned (free it). */

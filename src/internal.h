@@ -109,6 +109,10 @@ double wq__random_unit(void);
  * invalid JSON. */
 wq_rc wq__fingerprint(const char *payload, size_t len, int version, char hex[WQ_SHA256_HEX],
 		      wq_error *err);
+/* "<head>v<version>\n" as snprintf "%sv%d\n" writes it (head: at most 16 bytes), into
+ * buf; its length. The fingerprint's prefix, written without snprintf (tested against
+ * it in tests/unit/test_json.c). */
+size_t wq__fingerprint_prefix(char buf[32], const char *head, int version);
 
 /* The fingerprint of version 0.1.0, unchanged: SHA-256 over "v<version>\n" + jansson's
  * sorted compact form. Only to compare with fingerprints stored by that version (a replay

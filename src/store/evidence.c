@@ -170,6 +170,10 @@ wq_rc wq__check_utf8(const char *field, const char *text, wq_error *err)
 	size_t len = text ? strlen(text) : 0, i = 0, k;
 
 	while (i < len) {
+		if (p[i] < 0x80) { /* ASCII (most names, keys, ids): a sequence of one */
+			i++;
+			continue;
+		}
 		k = wq__utf8_seq(p + i, len - i);
 		if (!k)
 			return wq__err(err, WQ_EINVAL, "%s is not valid UTF-8 (byte %zu)", field,

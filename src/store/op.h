@@ -190,6 +190,18 @@ wq_rc wq__eventf(struct wq__store *s, int64_t task_id, int64_t at, int attempt,
  * it (it would be cut, a key repeats, ...). */
 int wq__detail_fast(char *buf, size_t sz, const char *fmt, va_list ap);
 int wq__detail_fastf(char *buf, size_t sz, const char *fmt, ...);
+/* The `accepted` event's fields in wq__detailf's format: written once for every path
+ * that records an acceptance (enqueue_body, op_enqueue_one.c, op_enqueue_rows.c). */
+#define ACCEPTED_FIELDS(t)                                                                 \
+	"sitisiisb", "kind", (t)->kind, WQ_KIND_MAX, "priority", (int64_t)(t)->priority,   \
+	    "due_at", (t)->due_at, "payload_size", (int64_t)(t)->payload_len,              \
+	    "payload_sha256", (t)->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",   \
+	    (int64_t)(t)->payload_version, "max_attempts", (int64_t)(t)->max_attempts,     \
+	    "fingerprint", (t)->fingerprint, WQ_SHA256_HEX - 1, "keyed", (t)->key != NULL
+
+/* issue 11 (op_detail.c): wq__detail_fast of ACCEPTED_FIELDS(t), written without the
+ * format: the same text or -1 the same way, at a third of the cost. */
+int wq__detail_accepted(char *buf, size_t sz, const struct wq__new_task *t);
 /* The detail object wq__eventf would append (the caller owns it), or NULL with *err. */
 json_t *wq__detailf(wq_error *err, const char *fmt, ...);
 /* Within a write transaction: wakes LISTENing workers when it commits (drivers with

@@ -145,22 +145,13 @@ wq_rc wq__enqueue_existing(struct wq__store *s, const struct wq__new_task *t,
 	return rc;
 }
 
-/* The `accepted` event's fields in wq__detailf's format: written once for every path
- * that records an acceptance (enqueue_body, op_enqueue_one.c, op_enqueue_rows.c). */
-#define ACCEPTED_FIELDS(t)                                                                 \
-	"sitisiisb", "kind", (t)->kind, WQ_KIND_MAX, "priority", (int64_t)(t)->priority,   \
-	    "due_at", (t)->due_at, "payload_size", (int64_t)(t)->payload_len,              \
-	    "payload_sha256", (t)->payload_sha256, WQ_SHA256_HEX - 1, "payload_version",   \
-	    (int64_t)(t)->payload_version, "max_attempts", (int64_t)(t)->max_attempts,     \
-	    "fingerprint", (t)->fingerprint, WQ_SHA256_HEX - 1, "keyed", (t)->key != NULL
-
 const char *wq__accepted_text(const struct wq__new_task *t, char *buf, size_t bufsz,
 			      char **owned, wq_error *err)
 {
 	json_t *d;
 
 	*owned = NULL;
-	if (wq__detail_fastf(buf, bufsz, ACCEPTED_FIELDS(t)) >= 0)
+	if (wq__detail_accepted(buf, bufsz, t) >= 0)
 		return buf;
 	if (!(d = wq__detailf(err, ACCEPTED_FIELDS(t))))
 		return NULL;

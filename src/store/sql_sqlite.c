@@ -185,8 +185,10 @@ static int cursor_start(struct wq__conn *c, struct wq__cursor *cur, sqlite3_stmt
 	int i, rc, nparams = sqlite3_bind_parameter_count(st);
 	char msg[96];
 
+	/* No sqlite3_clear_bindings() here: every parameter is bound below (a bind replaces
+	 * the value before it), and clearing ~70 of them cost ~850 instructions a task in a
+	 * batch of enqueues. A failed bind clears them all (below). */
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (nargs < nparams) {
 		snprintf(msg, sizeof(msg), "statement takes %d arguments, %d given", nparams,
 			 nargs);
@@ -271,12 +273,14 @@ static int64_t sq_changes(struct wq__cursor *cur)
 	return sqlite3_stmt_readonly(cur->st) ? 0 : cur->rows;
 }
 
+/* The bindings stay until the next run rebinds every parameter (cursor_start): they are
+ * SQLITE_STATIC pointers that SQLite reads only when the statement steps, never on reset,
+ * rebind or finalize, and nothing here expands a statement's SQL. Clearing them here cost
+ * ~420 instructions a task in a batch enqueue. */
 static void sq_done(struct wq__cursor *cur)
 {
-	if (cur && cur->st) {
+	if (cur && cur->st)
 		sqlite3_reset(cur->st);
-		sqlite3_clear_bindings(cur->st);
-	}
 }
 
 /* ------------------------------------------------------------------ transactions ---- */

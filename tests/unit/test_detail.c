@@ -84,6 +84,17 @@ static void runs_integers_and_times(void **state)
 		SAME(1, "s", "r", one, 100);
 		SAME(1, "s", "r", one + 2, 100);
 	}
+	for (int c = 1; c < 256; c++) /* issue 11: runs taken 8 bytes a step, any byte in */
+		for (int at = 0; at < 19; at++) {
+			char run[21];
+
+			memset(run, 'a', 20);
+			run[20] = '\0';
+			run[at] = (char)c;
+			SAME(1, "s", "r", run, 100);
+			SAME(1, "s", "r", run, at + 1);
+			SAME(1, "s", "r", run + at, 9);
+		}
 	for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
 		SAME(1, "i", "v", ints[i]);
 		SAME(1, "I", "v", ints[i]);
@@ -116,6 +127,67 @@ static void declines_what_jansson_must_write(void **state)
 	SAME(1, "s", "r", big, 1000);
 }
 
+/* issue 11: the accepted event's writer without a format (wq__detail_accepted) against
+ * wq__detail_fastf of ACCEPTED_FIELDS and the jansson path, on edge values; with small
+ * buffers both decline alike. */
+static void accepted_same(const struct wq__new_task *t)
+{
+	char got[WQ__DETAIL_MAX + 1], want[WQ__DETAIL_MAX + 1];
+	wq_error e;
+	json_t *d = wq__detailf(&e, ACCEPTED_FIELDS(t));
+	char *slow = d ? wq__detail_text(d) : NULL;
+	int n = wq__detail_accepted(got, sizeof got, t);
+	int m = wq__detail_fastf(want, sizeof want, ACCEPTED_FIELDS(t));
+
+	assert_non_null(slow);
+	assert_int_equal(n, m);
+	if (m >= 0) {
+		assert_string_equal(got, want);
+		assert_string_equal(got, slow);
+	}
+	for (size_t sz = 1; m >= 0 && sz <= (size_t)m + 1; sz += 7) {
+		n = wq__detail_accepted(got, sz, t);
+		assert_int_equal(n, wq__detail_fastf(want, sz, ACCEPTED_FIELDS(t)));
+		if (n >= 0)
+			assert_string_equal(got, want);
+	}
+	free(slow);
+	json_decref(d);
+}
+
+static void accepted_without_format(void **state)
+{
+	static const char hex[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	static const char *kinds[] = {"bench-w1b", "", "q\"b\\s\x01\x7f\xc3\xa9\xff end",
+				      "a-kind-name-that-is-rather-long-0123456789-0123456789-"
+				      "0123456789-0123456789-0123456789-0123456789-0123456789-"
+				      "0123456789-0123456789-0123456789-0123456789-0123456789-"
+				      "0123456789-0123456789-0123456789-0123456789-0123456789"};
+	static const int64_t ints[] = {0, 1, -1, 3, 100, INT32_MAX, INT32_MIN};
+	static const int64_t times[] = {0, INT64_C(1796032800123456), -1,
+					INT64_C(-62135596800000000), INT64_C(253402300799999999)};
+	static const char *digests[] = {hex, "", "not\"hex\n", NULL};
+	struct wq__new_task t;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+		for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+			for (size_t d = 0; d < sizeof digests / sizeof *digests; d++) {
+				memset(&t, 0, sizeof t);
+				t.kind = kinds[k];
+				t.priority = (int)ints[i];
+				t.max_attempts = (int)ints[(i + 1) % 7];
+				t.payload_version = (int)ints[(i + 2) % 7];
+				t.payload_len = (size_t)(ints[i] < 0 ? 0 : ints[i]);
+				t.due_at = times[(k + i) % 5];
+				t.payload_sha256 = digests[d];
+				t.fingerprint = digests[(d + 1) % 4];
+				t.key = (i + d) % 2 ? "key-1" : NULL;
+				accepted_same(&t);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +195,7 @@ int main(void)
 		cmocka_unit_test(escapes_cuts_and_omissions),
 		cmocka_unit_test(declines_what_jansson_must_write),
 		cmocka_unit_test(runs_integers_and_times),
+		cmocka_unit_test(accepted_without_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,38 @@ static void jcs_fingerprint_pinned(void **state)
 	assert_string_equal(hex, "1646f6a850083adedd49c5580b1e2d8bedff4733fb1ae4f689214c5eba2dbcd0");
 }
 
+/* The fingerprint's prefix is written by hand: it must be what snprintf wrote. */
+static void fingerprint_prefix_matches_snprintf(void **state)
+{
+	static const int versions[] = {0, 1, 9, 10, 99, 100, 12345, INT_MAX, -1, -10, INT_MIN};
+	static const char *heads[] = {"jcs1\n", ""};
+	char got[32], want[32];
+
+	(void)state;
+	for (size_t h = 0; h < 2; h++)
+		for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+			size_t n = wq__fingerprint_prefix(got, heads[h], versions[i]);
+
+			snprintf(want, sizeof want, "%sv%d\n", heads[h], versions[i]);
+			assert_string_equal(got, want);
+			assert_int_equal(n, strlen(want));
+		}
+}
+
+/* The digest's hex digits come from a table of byte pairs: the known SHA-256 vectors. */
+static void sha256_hex_vectors(void **state)
+{
+	char hex[WQ_SHA256_HEX];
+
+	(void)state;
+	wq__sha256_hex("", 0, hex);
+	assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	wq__sha256_hex("abc", 3, hex);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	wq__sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, hex);
+	assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
 static void still_invalid(void **state)
 {
 	static const char dup[] = "{\"a\":1,\"\\u0061\":2}"; /* one name, two spellings */
@@ -251,6 +284,8 @@ int main(void)
 		cmocka_unit_test(legacy_fingerprints_unchanged),
 		cmocka_unit_test(jcs_fingerprint_pinned),
 		cmocka_unit_test(still_invalid),
+		cmocka_unit_test(fingerprint_prefix_matches_snprintf),
+		cmocka_unit_test(sha256_hex_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
