@@ -89,8 +89,7 @@ wait "$wpid" || fail "the worker exited $? after its drain"
 
 # a worker with a controlling terminal (a pty of script(1)): the handler leads a session
 # of its own, detached from that terminal
-# (where script(1) runs, and can make a pty)
-if command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/dev/null 2>&1; then
+if command -v script >/dev/null 2>&1; then
 	ids=$(wq enqueue ids)
 	script -qec "'$WQ' worker --config '$T/w.ini' --until-idle" /dev/null \
 		</dev/null >"$T/pty.log" 2>&1 || fail "the worker on a pty exited $?"
