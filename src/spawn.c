@@ -356,10 +356,10 @@ static void on_exit_cb(uv_poll_t *p, int status, int events)
 	check_done(sp);
 }
 
-/* Signals the handler's whole process group (it leads its own, see child_main), so
- * processes it started itself stop with it; falls back to the handler alone, through its
- * pidfd, if the group is already gone. Only while the handler has not been reaped (it
- * is our child: its pid and group id are still ours). */
+/* Signals the handler's whole process group (it leads its own session, see
+ * child_main), so processes it started itself stop with it; falls back to the handler
+ * alone, through its pidfd, if the group is already gone. Only while the handler has not
+ * been reaped (it is our child: its pid and group id are still ours). */
 static void signal_handler(struct wq__spawn *sp, int sig)
 {
 	if (sp->exited)
@@ -660,7 +660,6 @@ struct child_args {
 	const char *const *changes; /* the environment's (env_block makes envp of them) */
 	int fd[3];          /* its stdin, stdout, stderr: all >= 3, close-on-exec */
 	pid_t parent;       /* getpid() before the clone */
-	int new_session;    /* the worker has a controlling terminal: setsid, not setpgid */
 	int err;            /* written by the child: errno of the step that failed */
 };
 
@@ -698,15 +697,9 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	 * died before this line took effect: then our parent is someone else already. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != a->parent)
 		goto fail;
-	/* Its own process group: a Ctrl-C meant for the worker does not reach it (the
-	 * worker drains instead), and stopping the group stops what it started. Its own
-	 * session too when the worker has a controlling terminal (a->new_session): then it
-	 * is detached from it, where a handler opening /dev/tty in a background group of
-	 * the worker's session would be stopped (SIGTTIN, SIGTTOU). Without a terminal a
-	 * session adds nothing, and setsid() makes a new scheduler autogroup, which a busy
-	 * machine runs a slice late (~0.2 ms measured under load) while the worker's loop
-	 * thread waits for the exec (CLONE_VFORK). */
-	if (a->new_session ? setsid() < 0 : setpgid(0, 0) != 0)
+	/* Its own session and process group: a Ctrl-C meant for the worker does not reach
+	 * it (the worker drains instead), and stopping the group stops what it started. */
+	if (setsid() < 0)
 		goto fail;
 	for (int i = 0; i < 3; i++)
 		if (dup2(a->fd[i], i) < 0) /* the copy is not close-on-exec; a->fd[i] is */
@@ -803,20 +796,6 @@ static int write_small_input(int *wfd, const char *input, size_t len)
 	return 1;
 }
 
-/* Whether this process has a controlling terminal now: only ENXIO says it has none
- * (anything else, such as no /dev/tty at all, keeps the handler in a session of its
- * own, as when it has one). One failing open() per spawn in a service. */
-static int has_ctty(void)
-{
-	int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0) {
-		close(fd);
-		return 1;
-	}
-	return errno != ENXIO;
-}
-
 /* Starts the child; its pid, and its pidfd in *pidfd. -1 with errno: nothing runs (an
  * exec failure is reaped here). */
 static pid_t start_child(struct child_args *a, int *pidfd)
@@ -828,7 +807,6 @@ static pid_t start_child(struct child_args *a, int *pidfd)
 	sigfillset(&all);
 	a->err = 0;
 	a->parent = getpid();
-	a->new_session = has_ctty();
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* No other thread is inside a section that may hold a descriptor without
 	 * close-on-exec while the child exists (see wq__spawn_cloexec_begin). */
@@ -940,7 +918,7 @@ wq_rc wq__spawn_start(const struct wq__spawn_opts *o, struct wq__spawn **out, wq
 	sp->wreq.data = sp;
 	sp->started = 1;
 	sp->pid = pid;
-	sp->pgid = pid; /* setpgid(0, 0) or setsid() in the child */
+	sp->pgid = pid; /* setsid() in the child */
 
 	if (sp->in_handle)
 		uv_pipe_init(o->loop, &sp->in, 0);

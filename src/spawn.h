@@ -4,9 +4,8 @@
  * The handler's argv is exec'd directly (no shell, no helper program) in a child made with
  * clone(CLONE_VM | CLONE_VFORK) that first sets PR_SET_PDEATHSIG (SIGKILL), so the kernel
  * kills the handler when the worker thread that spawned it dies: a handler never outlives
- * a killed worker. It leads its own process group (and its own session when the worker
- * has a controlling terminal); only its stdin, stdout and stderr (pipes) are inherited,
- * every other descriptor is close-on-exec. Its exit is
+ * a killed worker. It leads its own session and process group; only its stdin, stdout
+ * and stderr (pipes) are inherited, every other descriptor is close-on-exec. Its exit is
  * watched through a pidfd in the loop. Linux 5.4 or later (CLONE_PIDFD, waitid P_PIDFD).
  *
  * Lifecycle: wq__spawn_start() → (wq__spawn_terminate / wq__spawn_kill as needed) →
