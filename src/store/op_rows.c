@@ -290,14 +290,15 @@ static wq_rc unclaim_one(struct wq__store *s, const struct wq__claimed *c,
 				   WQ__AT("prefetch-returned"), WQ__AI(-1)),
 			  NULL, "record attempt", err)) != WQ_OK)
 		return rc;
+	rc = wq__eventf(s, c->id, now, c->attempt, "prefetch-returned", instance, err, "as",
+			c->id, c->attempt, "reason",
+			"claimed ahead of a free slot and never started; pending again", 80);
 	/* the claim took the task's turn lock for this attempt; left held, it would keep
-	 * the task (now pending again) and every later task of its key from any claim */
-	if (c->lock[0] &&
-	    (rc = wq__locks_drop(s, c->id, c->attempt, instance, "prefetch-returned", now, err)))
-		return rc;
-	return wq__eventf(s, c->id, now, c->attempt, "prefetch-returned", instance, err, "as",
-			  c->id, c->attempt, "reason",
-			  "claimed ahead of a free slot and never started; pending again", 80);
+	 * the task (now pending again) and every later task of its key from any claim.
+	 * After the transition's event, as a finish and an interruption record it. */
+	if (!rc && c->lock[0])
+		rc = wq__locks_drop(s, c->id, c->attempt, instance, "prefetch-returned", now, err);
+	return rc;
 }
 
 wq_rc wq__op_unclaim(struct wq__store *s, const struct wq__claimed *c, size_t n,

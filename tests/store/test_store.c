@@ -1107,7 +1107,9 @@ static void unclaim_frees_the_key(void **state)
 {
 	struct fx *f = *state;
 	struct wq__claimed c[10];
-	int64_t a1, a2, ids[10];
+	int64_t a1, a2, ids[10], released = 0, returned = 0;
+	wq_event *ev = NULL;
+	size_t n = 0, i;
 	wq_rc rcs[1];
 	wq_error e;
 
@@ -1119,6 +1121,15 @@ static void unclaim_frees_the_key(void **state)
 	assert_int_equal(M->unclaim(f->s, c, 1, "w1", f->now, rcs, &e), WQ_OK);
 	assert_int_equal(rcs[0], WQ_OK);
 	assert_int_equal(events_of(f, a1, "lock-released", NULL), 1);
+	assert_int_equal(M->events(f->s, a1, &ev, &n, &e), WQ_OK);
+	for (i = 0; i < n; i++) {
+		if (strcmp(ev[i].type, "lock-released") == 0)
+			released = ev[i].id;
+		if (strcmp(ev[i].type, "prefetch-returned") == 0)
+			returned = ev[i].id;
+	}
+	free(ev);
+	assert_true(returned > 0 && returned < released); /* the transition first */
 	assert_int_equal(locks_held(f), 0);
 	assert_int_equal(claim_ids(f, "w1", ids, NULL), 1);
 	assert_true(ids[0] == a1); /* its turn again: still the oldest of its key */
