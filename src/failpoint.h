@@ -56,6 +56,8 @@
 	X("drain", "during the drain, after the stop was asked")                           \
 	/* src/store/sql.c: COMMIT done, its answer reported lost (WQ_EUNKNOWN) */         \
 	X("commit-lost", "a COMMIT reported lost although it happened (fault in place)")  \
+	/* src/store/op_finish_many.c: the multi-row finish's self-check fails (PostgreSQL) */ \
+	X("finish-many-mismatch", "a batch's multi-row finish changed fewer rows than told") \
 	/* src/intake.c: a message's record and its task committed, the poll goes on */    \
 	X("intake-recorded", "after a source message and its task were recorded")         \
 	/* src/intake.c: acknowledgements claimed, the source not told yet */              \

@@ -206,7 +206,7 @@ static const char *postgres_text(int id)
 		       "r)) AND tasks.id = r.t AND (tasks.state || '') = 'running' AND "
 		       "tasks.attempt = r.a AND tasks.instance = r.i RETURNING tasks.id) "
 		       "SELECT CAST(CASE WHEN count(*) = CAST($2 AS bigint) THEN CAST(count(*) "
-		       "AS text) ELSE 'wakeq: a fenced multi-row finish changed ' || count(*) || "
+		       "AS text) ELSE '" WQ__FIN_MANY_MISMATCH "' || count(*) || "
 		       "' of ' || $2 || ' rows' END AS bigint) FROM u";
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;

@@ -730,6 +730,11 @@ wq_rc wq__op_finish_batch(struct wq__store *s, const struct wq__outcome *const *
 		if (!rc)
 			rc = crc;
 	}
+	/* The multi-row finish's self-check failed (facts and fence disagreed: not
+	 * expected): nothing of the batch was kept, and the same batch would fail alike
+	 * for ever. Each outcome alone takes its own fenced path instead. */
+	if (rc == WQ_ESTORE && strstr(err->message, WQ__FIN_MANY_MISMATCH))
+		refused = 1;
 	if (rc && refused) {
 		/* One outcome was refused: nothing of the batch was kept. Each alone, so the
 		 * refusal is that outcome's only; the claim on its own (a failure there is

@@ -115,6 +115,10 @@
 /* A pending task p is claimable at `now`: due, and its turn-lock key free (WQ__KEY_FREE).
  * The one rule of the claim, its one-kind form and the probe (wave 6: each reads it
  * within one kind's range). */
+/* The start of the error SQL_FINISH_SUCCEEDED_MANY fails with when it did not change
+ * every row it was given (op_claim.c then records each outcome of the batch alone). */
+#define WQ__FIN_MANY_MISMATCH "wakeq: a fenced multi-row finish changed "
+
 #define WQ__CLAIMABLE(now)                                                                 \
 	"p.state = 'pending' AND " D_UNINDEXED_NUM("p.due_at") " <= " now WQ__KEY_FREE(now)
 
@@ -632,7 +636,7 @@
 	 * (dialect_postgres.c; NULL in SQLite, which keeps SQL_FINISH_SUCCEEDED per row).  \
 	 * $1 a JSON array of [task id, attempt, instance, now, outcome, result as hex,     \
 	 * result size, result sha256, has result, exit status]; wave7 pg: $2 the rows it \
-	 * must change, else it fails */                                                    \
+	 * must change, else it fails with WQ__FIN_MANY_MISMATCH in its message */      \
 	X(SQL_FINISH_SUCCEEDED_MANY, NULL)                                                  \
 	/* wave7 pg: around SQL_ATTEMPTS_FINISH_MANY (op_rows.c): plans made while they run \
 	 * by index only, then the session's setting again; PostgreSQL only (NULL in SQLite) */ \
