@@ -11,12 +11,7 @@ cat >"$T/selfstop.sh" <<'SH'
 kill -"$1" $$
 echo resumed
 SH
-cat >"$T/w.ini" <<EOF
-[worker]
-concurrency = 3
-heartbeat = 200ms
-poll_interval = 20ms
-kill_grace = 500ms
+CONCURRENCY=3 config "$T/w.ini" <<EOF
 [kind.tstp]
 command = sh $T/selfstop.sh TSTP
 timeout = 120s
