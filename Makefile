@@ -32,7 +32,7 @@ check: test-deps
 	scripts/with-postgres sh -c 'cd $(BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS) && cd ../$(ASAN_BUILD) && ctest $(CTEST_FLAGS) -j $(JOBS)'
 
 # Fuzzing (tests/fuzz): every libFuzzer target for FUZZ_SECONDS each, FUZZ_JOBS (2) at
-# once (clang build in build-fuzz). `make check` runs each for 10 s, two at a time.
+# once (clang build in build-fuzz). `make check` runs each for 6 s, two at a time.
 FUZZ_SECONDS ?= 120
 fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(CURDIR)/build-fuzz
