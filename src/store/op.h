@@ -471,6 +471,19 @@ void wq__finish_many_end(struct wq__store *s); /* forgets (frees) the batch's an
  * read (a multi-row write before COMMIT), sent without waiting where the driver can
  * (exec_queued: PostgreSQL's pipeline); its failure may come with the next statement or
  * the commit instead, which then fail (nothing commits). Elsewhere: wq__run. */
+/* A multi-row INSERT of bound parameters (SQLite: binding costs less than taking JSON
+ * rows apart), one statement per size: stmts[k].id takes stmts[k].rows rows, largest
+ * first, the last of one row. n rows of `cols` arguments each, row r's written by
+ * fill(a, r, ctx), in as few statements as the sizes allow (a statement's fixed cost
+ * once per statement, not per row). */
+struct wq__rows_stmt {
+	int id;
+	size_t rows;
+};
+typedef void wq__row_args_fn(struct wq__arg *a, size_t row, const void *ctx);
+wq_rc wq__run_rows(struct wq__store *s, const struct wq__rows_stmt *stmts, size_t n,
+		   size_t cols, wq__row_args_fn *fill, const void *ctx, const char *what,
+		   wq_error *err);
 wq_rc wq__run_queued(struct wq__store *s, int id, const struct wq__arg *a, int n,
 		     const char *what, wq_error *err);
 

@@ -141,39 +141,27 @@ static wq_rc started_event(struct wq__store *s, const struct wq__claim_req *req,
 }
 
 /* wave7 drain: the multi-row attempts inserts (SQLite), largest first */
-static const struct {
-	int id, rows;
-} att_stmts[] = {
+static const struct wq__rows_stmt att_stmts[] = {
 	{SQL_ATTEMPTS_INSERT_AT32, 32},
 	{SQL_ATTEMPTS_INSERT_AT8, 8},
 	{SQL_ATTEMPTS_INSERT_AT4, 4},
 	{SQL_ATTEMPT_INSERT, 1},
 };
 
-/* The attempts rows of n claimed tasks x where statements run in-process: bound
- * parameters, up to 32 rows a statement (a statement's fixed cost once per statement,
- * not per row; JSON rows cost SQLite more to expand, op_rows.c). */
-static wq_rc attempts_insert_values(struct wq__store *s, const struct wq__claim_req *req,
-				    const struct claim_row *x, size_t n, wq_error *err)
-{
-	struct wq__arg a[32 * 4];
-	size_t done = 0, k = 0, m, i;
-	wq_rc rc = WQ_OK;
+struct att_ctx {
+	const struct wq__claim_req *req;
+	const struct claim_row *x;
+};
 
-	while (!rc && done < n) {
-		while ((size_t)att_stmts[k].rows > n - done)
-			k++;
-		m = (size_t)att_stmts[k].rows;
-		for (i = 0; i < m; i++) {
-			a[4 * i] = WQ__AI(x[done + i].c.id);
-			a[4 * i + 1] = WQ__AI(x[done + i].c.attempt);
-			a[4 * i + 2] = WQ__AT(req->instance);
-			a[4 * i + 3] = WQ__AI(req->now);
-		}
-		rc = wq__run(s, att_stmts[k].id, a, (int)(4 * m), NULL, "insert attempts", err);
-		done += m;
-	}
-	return rc;
+/* Claimed task `row`'s attempts row: task, attempt, instance, started. */
+static void attempt_args(struct wq__arg *a, size_t row, const void *ctx)
+{
+	const struct att_ctx *c = ctx;
+
+	a[0] = WQ__AI(c->x[row].c.id);
+	a[1] = WQ__AI(c->x[row].c.attempt);
+	a[2] = WQ__AT(c->req->instance);
+	a[3] = WQ__AI(c->req->now);
 }
 
 /* The rows of n newly claimed tasks x: their attempts rows (one statement of JSON rows,
@@ -192,7 +180,9 @@ static wq_rc claim_rows(struct wq__store *s, const struct wq__claim_req *req,
 		rc = wq__rows_attempts_insert(s, &att, req->instance, req->now, err);
 		free(att.p);
 	} else { /* in-process: bound rows cost less than JSON rows */
-		rc = attempts_insert_values(s, req, x, n, err);
+		struct att_ctx c = {req, x};
+
+		rc = wq__run_rows(s, att_stmts, n, 4, attempt_args, &c, "insert attempts", err);
 	}
 	for (i = 0; !rc && i < n; i++) {
 		rc = wq__eventf(s, x[i].c.id, req->now, x[i].c.attempt, "claimed", req->instance,

@@ -169,14 +169,10 @@ static wq_rc ops_write(struct wq__store *s, struct wq__rowbuf *ops, size_t nops,
 
 /* SQLite: rows as bound parameters, 32, then 4, then 1 to a statement (in-process,
  * binding costs less than taking JSON apart: ~2.5 against ~6 µs a task row). */
-struct chunk {
-	size_t rows;
-	int id;
-};
 #define CHUNK_MAX 32
 #define TASK_ARGS 18 /* per row of SQL_ENQ_TASKS_VALUES* */
-static const struct chunk task_chunks[] = {
-	{32, SQL_ENQ_TASKS_VALUES}, {4, SQL_ENQ_TASKS_VALUES4}, {1, SQL_ENQ_TASKS_VALUES1}};
+static const struct wq__rows_stmt task_chunks[] = {
+	{SQL_ENQ_TASKS_VALUES, 32}, {SQL_ENQ_TASKS_VALUES4, 4}, {SQL_ENQ_TASKS_VALUES1, 1}};
 
 static void task_args(struct wq__arg *a, const struct wq__new_task *t, int64_t id)
 {
@@ -200,6 +196,20 @@ static void task_args(struct wq__arg *a, const struct wq__new_task *t, int64_t i
 	a[15] = WQ__AI(t->key != NULL);
 	a[16] = WQ__AT(t->fingerprint);
 	a[17] = t->notify ? WQ__AT(t->notify) : WQ__ANULL;
+}
+
+struct task_rows {
+	const struct wq__new_task *const *t;
+	const size_t *fresh;
+	const struct id_row *ids;
+};
+
+/* New task `row` of a struct task_rows as its row's arguments. */
+static void task_row_args(struct wq__arg *a, size_t row, const void *ctx)
+{
+	const struct task_rows *c = ctx;
+
+	task_args(a, c->t[c->fresh[row]], c->ids[row].id);
 }
 
 /* The task row of t as JSON (SQL_ENQ_TASKS_INSERT). */
@@ -231,21 +241,11 @@ static wq_rc tasks_write(struct wq__store *s, const struct wq__new_task *const *
 	wq_rc rc = WQ_OK;
 
 	if (wq__sql_text(s->d, SQL_ENQ_TASKS_VALUES)) {
-		struct wq__arg *a = calloc(CHUNK_MAX * TASK_ARGS, sizeof *a);
+		struct task_rows c = {t, fresh, ids};
 
-		if (!a)
-			return wq__err(err, WQ_ENOMEM, "out of memory (task rows)");
-		for (size_t c = 0; c < WQ__ARRAY_LEN(task_chunks); c++) {
-			size_t m = task_chunks[c].rows;
-
-			for (; !rc && k - j >= m; j += m) {
-				for (size_t r = 0; r < m; r++)
-					task_args(a + r * TASK_ARGS, t[fresh[j + r]], ids[j + r].id);
-				rc = wq__run(s, task_chunks[c].id, a, (int)(m * TASK_ARGS), NULL,
-					     "insert tasks", err);
-			}
-		}
-		free(a);
+		rc = wq__run_rows(s, task_chunks, k, TASK_ARGS, task_row_args, &c, "insert tasks",
+				  err);
+		j = k;
 	}
 	for (; !rc && j < k; j++) /* PostgreSQL: one statement of JSON rows */
 		rc = task_json(&b, t[fresh[j]], ids[j].id, err);
@@ -364,12 +364,12 @@ static wq_rc accepted_buffer(struct wq__store *s, const struct wq__new_task *t, 
  * (SQL_ENQ_ACCEPTED_VALUES*, 32, 4, 1 rows of EVENT_ARGS), ids above every id events ever
  * had (SQL_ENQ_EVENT_BASE) in item order, as lone enqueues one after another give. */
 #define EVENT_ARGS 4
-static const struct chunk event_chunks[] = {{32, SQL_ENQ_ACCEPTED_VALUES},
-					    {4, SQL_ENQ_ACCEPTED_VALUES4},
-					    {1, SQL_ENQ_ACCEPTED_VALUES1}};
+static const struct wq__rows_stmt event_chunks[] = {{SQL_ENQ_ACCEPTED_VALUES, 32},
+						    {SQL_ENQ_ACCEPTED_VALUES4, 4},
+						    {SQL_ENQ_ACCEPTED_VALUES1, 1}};
 
 /* Events j .. j + m - 1 in one statement (buf: room for their detail texts). */
-static wq_rc accepted_chunk(struct wq__store *s, const struct chunk *c,
+static wq_rc accepted_chunk(struct wq__store *s, const struct wq__rows_stmt *c,
 			    const struct wq__new_task *const *t, const struct id_row *ids,
 			    size_t j, int64_t base, char (*buf)[ACCEPTED_MAX], wq_error *err)
 {

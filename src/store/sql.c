@@ -227,6 +227,32 @@ wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64
 	return query(s, id, a, n, NULL, NULL, NULL, changes, what, err);
 }
 
+/* See op.h. */
+wq_rc wq__run_rows(struct wq__store *s, const struct wq__rows_stmt *stmts, size_t n,
+		   size_t cols, wq__row_args_fn *fill, const void *ctx, const char *what,
+		   wq_error *err)
+{
+	struct wq__arg *a;
+	size_t done = 0, k = 0, m;
+	wq_rc rc = WQ_OK;
+
+	if (n == 0)
+		return WQ_OK;
+	if (!(a = malloc(stmts[0].rows * cols * sizeof(*a))))
+		return wq__err(err, WQ_ENOMEM, "out of memory (%s)", what);
+	while (!rc && done < n) {
+		while (stmts[k].rows > n - done)
+			k++; /* the last size is one row */
+		m = stmts[k].rows;
+		for (size_t r = 0; r < m; r++)
+			fill(a + r * cols, done + r, ctx);
+		rc = wq__run(s, stmts[k].id, a, (int)(m * cols), NULL, what, err);
+		done += m;
+	}
+	free(a);
+	return rc;
+}
+
 /* wave5 pgw: see op.h. */
 wq_rc wq__run_queued(struct wq__store *s, int id, const struct wq__arg *a, int n,
 		     const char *what, wq_error *err)
@@ -396,45 +422,35 @@ void wq__events_drop(struct wq__store *s)
 }
 
 /* wave7 drain: the multi-row event inserts, largest first (SQL_EVENT_INSERT_AT: one) */
-static const struct {
-	int id, rows;
-} events_stmts[] = {
+static const struct wq__rows_stmt events_stmts[] = {
 	{SQL_EVENTS_INSERT_AT32, WQ__EVQ_MAX},
 	{SQL_EVENTS_INSERT_AT8, 8},
 	{SQL_EVENTS_INSERT_AT4, 4},
 	{SQL_EVENT_INSERT_AT, 1},
 };
 
-/* The queued events written, in as few statements as the row counts above allow (a
- * statement's fixed cost paid once per statement, not per event), and dropped from the
- * queue, written or not: on failure the transaction rolls back. */
+/* Queued event `row` of struct wq__store `ctx` as the 7 arguments of its row. */
+static void event_args(struct wq__arg *a, size_t row, const void *ctx)
+{
+	const struct wq__evq_row *e = &((const struct wq__store *)ctx)->evq[row];
+	const char *inst = e->text + strlen(e->text) + 1;
+
+	a[0] = WQ__AI(e->id);
+	a[1] = WQ__AI(e->task_id);
+	a[2] = WQ__AI(e->at);
+	a[3] = WQ__AI(e->attempt);
+	a[4] = WQ__AT(e->text);
+	a[5] = WQ__AT(inst);
+	a[6] = WQ__AT(inst + strlen(inst) + 1); /* the detail */
+}
+
+/* The queued events written, many to a statement, and dropped from the queue, written
+ * or not: on failure the transaction rolls back. */
 static wq_rc events_flush(struct wq__store *s, wq_error *err)
 {
-	struct wq__arg a[WQ__EVQ_MAX * 7];
-	const struct wq__evq_row *e;
-	const char *inst, *detail;
-	int done = 0, k = 0, m;
-	wq_rc rc = WQ_OK;
+	wq_rc rc = wq__run_rows(s, events_stmts, (size_t)s->nevq, 7, event_args, s,
+				"append events", err);
 
-	while (!rc && done < s->nevq) {
-		while (events_stmts[k].rows > s->nevq - done)
-			k++;
-		m = events_stmts[k].rows;
-		for (int i = 0; i < m; i++) {
-			e = &s->evq[done + i];
-			inst = e->text + strlen(e->text) + 1;
-			detail = inst + strlen(inst) + 1;
-			a[7 * i] = WQ__AI(e->id);
-			a[7 * i + 1] = WQ__AI(e->task_id);
-			a[7 * i + 2] = WQ__AI(e->at);
-			a[7 * i + 3] = WQ__AI(e->attempt);
-			a[7 * i + 4] = WQ__AT(e->text);
-			a[7 * i + 5] = WQ__AT(inst);
-			a[7 * i + 6] = WQ__AT(detail);
-		}
-		rc = wq__run(s, events_stmts[k].id, a, 7 * m, NULL, "append events", err);
-		done += m;
-	}
 	wq__events_drop(s);
 	if (rc)
 		s->ev_next = 0;
