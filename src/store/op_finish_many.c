@@ -35,7 +35,6 @@
 struct wq__fin_many {
 	int64_t id;
 	int attempt;
-	int updated; /* its row was changed by the UPDATE */
 	int taken;   /* finish_update used the answer */
 };
 
@@ -117,9 +116,8 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
 			rc = wq__err(err, WQ_ENOMEM, "out of memory (recording %zu outcomes)", n);
 			goto out;
 		}
-		/* updated: the statement fails unless it changes all k (see the top) */
 		s->fin_many[k++] = (struct wq__fin_many){.id = v[i]->task_id,
-							 .attempt = v[i]->attempt, .updated = 1};
+							 .attempt = v[i]->attempt};
 	}
 	s->nfin_many = k; /* in id order, as v */
 	if (k == 0)
@@ -151,7 +149,7 @@ int wq__finish_many_take(struct wq__store *s, const struct wq__outcome *o, int64
 	if (!m || m->taken || m->attempt != o->attempt)
 		return 0;
 	m->taken = 1;
-	*changes = m->updated;
+	*changes = 1; /* the statement fails unless it changes every row (see the top) */
 	return 1;
 }
 
