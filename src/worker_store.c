@@ -222,8 +222,8 @@ int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outc
 	pthread_mutex_lock(&st->mu);
 	st->batch_todo = 1;
 	st->claim_with_batch = req != NULL;
-	pthread_cond_signal(&st->cv);
 	pthread_mutex_unlock(&st->mu);
+	pthread_cond_signal(&st->cv); /* after the unlock: see wq__st_claim */
 	return 1;
 }
 
@@ -237,7 +237,12 @@ int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req)
 	ref_if_busy(st);
 	pthread_mutex_lock(&st->mu);
 	st->claim_todo = 1;
-	pthread_cond_signal(&st->cv);
 	pthread_mutex_unlock(&st->mu);
+	/* Signalled after the unlock: woken under it, the thread would block at once on the
+	 * mutex still held here (glibc's waiter retakes it itself), one more futex round
+	 * trip and context switch on the path from a wake-up to a handler's start (W3). The
+	 * thread re-checks claim_todo under the mutex, so no wake-up is lost; the cv lives
+	 * until wq__st_stop joined the thread. */
+	pthread_cond_signal(&st->cv);
 	return 1;
 }
