@@ -154,7 +154,7 @@ int wq__policy_version_refused(struct wq_worker *w, struct wq__job *j)
 	f.spawn_error = why;
 	f.exit_status = -1;
 	wq__worker_job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	wq__outcome_decide(&f, &p, wq_now(), WQ__RND_LAZY, &d);
 	wq__worker_finish_job(w, j, &d.o, NULL);
 	return 1;
 }

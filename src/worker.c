@@ -388,7 +388,7 @@ static void on_done(struct wq__spawn *sp, struct wq__spawn_result *r, void *ud)
 	f.result_max = wq__policy_result_max(w->cfg, j->t.tenant, lim, sizeof(lim));
 	f.result_limit = lim; /* issue 10: the tenant's max_result_bytes (policy.c) */
 	wq__worker_job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	wq__outcome_decide(&f, &p, wq_now(), WQ__RND_LAZY, &d);
 	if (d.o.kind == WQ__FINISH_SUCCEEDED && !d.o.outcome && r->out_len > 0) {
 		wq__sha256_hex(r->out, r->out_len, sha);
 		d.o.result = r->out;

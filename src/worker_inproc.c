@@ -219,7 +219,7 @@ static void on_inproc_grace(uv_timer_t *t)
 	     j->t.id, j->attempt_id, wq_duration_format(j->w->cfg->kill_grace, g, sizeof(g)));
 	inproc_facts(j, NULL, &f);
 	wq__worker_job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	wq__outcome_decide(&f, &p, wq_now(), WQ__RND_LAZY, &d);
 	wq__worker_finish_job(j->w, j, &d.o, NULL);
 }
 

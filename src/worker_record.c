@@ -393,6 +393,6 @@ void wq__worker_spawn_failed(struct wq__job *j, const char *why, int resources)
 	f.spawn_error = why;
 	f.exit_status = -1;
 	wq__worker_job_policy(j, &p);
-	wq__outcome_decide(&f, &p, wq_now(), wq__random_unit(), &d);
+	wq__outcome_decide(&f, &p, wq_now(), WQ__RND_LAZY, &d);
 	wq__worker_finish_job(j->w, j, &d.o, NULL);
 }
