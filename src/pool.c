@@ -4,10 +4,11 @@
  * Not libuv's uv_queue_work pool: that one is shared by the whole process (deliveries'
  * webhooks use it) and sized by UV_THREADPOOL_SIZE, so a slow handler could hold up a
  * delivery and `concurrency` could not be honoured. Here `nthreads` threads wait on one
- * queue; a returned job goes on a done list and the loop is woken with uv_async_send.
+ * queue; a returned job goes on a done list and the loop is woken (notify.h).
  *
  * Invariants (all under `mu`):
- *  - uv_async_send is called only while !closed (the handle is alive until close).
+ *  - wq__notify_send is called only while !closed, under mu (the eventfd is open until
+ *    close).
  *  - `live` threads exist that have not decided to exit, `stuck` of them run abandoned
  *    handlers; a free thread exits when `quit`, or when live - stuck > want (its own
  *    abandoned handler returned after a replacement had been started for it).
@@ -23,6 +24,7 @@
  *    slow handler still never holds up a queued job while a thread is idle.
  */
 #include "job.h"
+#include "notify.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -45,7 +47,7 @@ struct wq__call {
 struct wq__pool {
 	pthread_mutex_t mu;
 	pthread_cond_t work;               /* queue non-empty, quit, or a thread is surplus */
-	uv_async_t async;                  /* loop side: done jobs and journal calls */
+	struct wq__notify async;           /* loop side: done jobs and journal calls */
 	wq_db *db;                         /* the loop's store handle (loop thread only) */
 	wq__pool_done_cb on_done;
 	void *ud;
@@ -139,7 +141,7 @@ static void *thread_main(void *arg)
 		job->qnext = p->done;
 		p->done = job;
 		if (!p->closed)
-			uv_async_send(&p->async);
+			wq__notify_send(&p->async);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -159,7 +161,7 @@ static void run_call(struct wq__pool *p, struct wq__call *c)
 }
 
 /* Loop thread: journal calls first (their handlers are waiting), then returned jobs. */
-static void on_async(uv_async_t *a)
+static void on_async(struct wq__notify *a)
 {
 	struct wq__pool *p = a->data;
 	struct wq__call *calls, *c, *next;
@@ -213,7 +215,7 @@ wq_rc wq__pool_call(struct wq_job *job, enum wq__job_call_op op, const char *nam
 	}
 	c.next = p->calls;
 	p->calls = &c;
-	uv_async_send(&p->async);
+	wq__notify_send(&p->async);
 	while (!c.done)
 		pthread_cond_wait(&c.cv, &p->mu);
 	pthread_mutex_unlock(&p->mu);
@@ -247,12 +249,11 @@ wq_rc wq__pool_new(uv_loop_t *loop, wq_db *db, int nthreads, wq__pool_done_cb on
 	p->on_done = on_done;
 	p->ud = ud;
 	p->want = nthreads > 0 ? nthreads : 1;
-	uerr = uv_async_init(loop, &p->async, on_async);
+	uerr = wq__notify_init(loop, &p->async, on_async, p);
 	if (uerr != 0) {
 		wq__pool_free(p);
-		return wq__err(err, WQ_EIO, "uv_async_init: %s", uv_strerror(uerr));
+		return wq__err(err, WQ_EIO, "handler threads' wake-up: %s", uv_strerror(uerr));
 	}
-	p->async.data = p;
 	p->async_ready = 1;
 	pthread_mutex_lock(&p->mu);
 	for (int i = 0; i < p->want; i++) {
@@ -344,8 +345,8 @@ void wq__pool_close(struct wq__pool *p)
 	}
 	p->calls = NULL;
 	pthread_mutex_unlock(&p->mu);
-	if (p->async_ready && !uv_is_closing((uv_handle_t *)&p->async))
-		uv_close((uv_handle_t *)&p->async, NULL);
+	if (p->async_ready)
+		wq__notify_close(&p->async);
 }
 
 void wq__pool_free(struct wq__pool *p)

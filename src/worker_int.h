@@ -6,6 +6,7 @@
 #ifndef WQ_WORKER_INT_H
 #define WQ_WORKER_INT_H
 
+#include "notify.h"
 #include "internal.h"
 #include "deliver.h"
 #include "instance.h"
@@ -80,7 +81,7 @@ struct wq__job {
  * The worker's store thread (worker_store.c): claims and outcome batches run there, on a
  * connection of its own, so the loop keeps starting, reaping and timing out handlers
  * while a commit flushes. At most one claim and one outcome batch are in flight; the
- * answers come back through `done` (uv_async) and are acted on in the loop. Fields under
+ * answers come back through `done` (notify.h) and are acted on in the loop. Fields under
  * `mu` are shared with the thread; the rest belong to the loop.
  */
 struct wq__store_thread {
@@ -89,8 +90,8 @@ struct wq__store_thread {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	wq_db *db;            /* the thread's connection; owned */
-	uv_async_t done;
-	int async_ready;
+	struct wq__notify done;
+	int async_ready;   /* done is open */
 	int stop;             /* under mu */
 	/* An outcome batch (arrays owned by the loop while busy). */
 	int batch_busy;       /* loop: handed over, answer not yet taken */

@@ -9,7 +9,7 @@
  *  - At most one batch and one claim are in flight. Their jobs stay in the worker's slots
  *    (w->running) and a claim in flight counts as busy, so the drain waits for both.
  *  - The thread never logs nor touches a job: it runs the store call and hands the
- *    answer back (uv_async); everything the answer means happens in the loop.
+ *    answer back (notify.h); everything the answer means happens in the loop.
  */
 #include "worker_int.h"
 
@@ -55,7 +55,7 @@ static void *thread_main(void *arg)
 				st->claim_with_batch = 0;
 				st->claim_ready = 1;
 			}
-			uv_async_send(&st->done);
+			wq__notify_send(&st->done);
 			continue;
 		}
 		if (st->claim_todo) {
@@ -70,7 +70,7 @@ static void *thread_main(void *arg)
 			st->claim_e = e;
 			st->claim_todo = 0;
 			st->claim_ready = 1;
-			uv_async_send(&st->done);
+			wq__notify_send(&st->done);
 			continue;
 		}
 		break; /* stop, nothing to do */
@@ -83,14 +83,14 @@ static void *thread_main(void *arg)
 static void ref_if_busy(struct wq__store_thread *st)
 {
 	if (st->batch_busy || st->claim_busy)
-		uv_ref((uv_handle_t *)&st->done);
+		uv_ref((uv_handle_t *)&st->done.poll);
 	else
-		uv_unref((uv_handle_t *)&st->done);
+		uv_unref((uv_handle_t *)&st->done.poll);
 }
 
 /* The answers, taken under the mutex first: acting on a batch's answer may hand the
  * thread its next batch at once, which must not meet a claim answer not yet taken. */
-static void on_done(uv_async_t *a)
+static void on_done(struct wq__notify *a)
 {
 	struct wq_worker *w = a->data;
 	struct wq__store_thread *st = &w->st;
@@ -143,11 +143,10 @@ void wq__st_start(struct wq_worker *w)
 			       "loop records outcomes itself", e.message);
 		return;
 	}
-	if (uv_async_init(&w->loop, &st->done, on_done) != 0)
+	if (wq__notify_init(&w->loop, &st->done, on_done, w) != 0)
 		goto fail;
-	st->done.data = w;
 	st->async_ready = 1;
-	uv_unref((uv_handle_t *)&st->done);
+	uv_unref((uv_handle_t *)&st->done.poll);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
 	if (pthread_create(&st->th, NULL, thread_main, w) != 0) {
@@ -160,6 +159,8 @@ void wq__st_start(struct wq_worker *w)
 fail:
 	wq__worker_log(w, "warning", "store thread: cannot start it; the event loop records "
 				     "outcomes itself");
+	if (st->async_ready)
+		wq__notify_close(&st->done);
 	wq_db_close(st->db);
 	st->db = NULL;
 }
@@ -190,6 +191,9 @@ void wq__st_stop(struct wq_worker *w)
 		free(st->errs);
 		st->batch_busy = 0;
 	}
+	/* The thread is gone (joined above): nothing sends any more. */
+	if (st->async_ready)
+		wq__notify_close(&st->done);
 	wq_db_close(st->db);
 	st->db = NULL;
 }
