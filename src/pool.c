@@ -63,13 +63,17 @@ struct wq__pool {
 
 static void *thread_main(void *arg);
 
-/* Under mu: wakes an idle thread for the queued jobs unless one is already waking. */
-static void wake_one(struct wq__pool *p)
+/* Under mu: 1 when an idle thread is to be woken for the queued jobs (none is waking
+ * yet). The caller signals `work` after unlocking mu: signalled under it, the woken
+ * thread blocks at once on the mutex still held (glibc's waiter retakes it itself), one
+ * more futex round trip before a handler starts. The waiter re-checks the queue under
+ * mu, so a signal that finds it already awake is harmless. */
+static int wake_due(struct wq__pool *p)
 {
 	if (!p->queue || p->idle == 0 || p->wakes > 0)
-		return;
+		return 0;
 	p->wakes++;
-	pthread_cond_signal(&p->work);
+	return 1;
 }
 
 /* Under mu. 0 on success. */
@@ -105,6 +109,7 @@ static void *thread_main(void *arg)
 	struct wq__pool *p = arg;
 	struct wq_job *job;
 	wq_job_result ret;
+	int wake;
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -125,8 +130,10 @@ static void *thread_main(void *arg)
 			p->queue_tail = NULL;
 		job->qnext = NULL;
 		job->state = WQ__JOB_RUNNING;
-		wake_one(p); /* more queued: the next thread, while this one runs its job */
+		wake = wake_due(p); /* more queued: the next thread, while this one runs its job */
 		pthread_mutex_unlock(&p->mu);
+		if (wake)
+			pthread_cond_signal(&p->work);
 
 		ret = job->fn(job, job->ud);
 
@@ -272,6 +279,8 @@ wq_rc wq__pool_new(uv_loop_t *loop, wq_db *db, int nthreads, wq__pool_done_cb on
 
 void wq__pool_submit(struct wq__pool *p, struct wq_job *job)
 {
+	int wake;
+
 	job->pool = p;
 	job->state = WQ__JOB_QUEUED;
 	job->qnext = NULL;
@@ -281,8 +290,10 @@ void wq__pool_submit(struct wq__pool *p, struct wq_job *job)
 	else
 		p->queue = job;
 	p->queue_tail = job;
-	wake_one(p);
+	wake = wake_due(p);
 	pthread_mutex_unlock(&p->mu);
+	if (wake)
+		pthread_cond_signal(&p->work);
 }
 
 /* Removes a queued job from the queue (under mu); 1 when it was there. */
