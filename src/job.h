@@ -9,7 +9,8 @@
  *
  * The store handle is not thread-safe, so journal calls from a handler
  * (wq_job_effect_begin/done) are marshalled: the handler thread queues the call and
- * waits; the loop thread runs it on its own store handle (uv_async) and wakes the caller.
+ * waits; the loop thread (woken through notify.h) runs it on its own store handle and
+ * wakes the caller.
  * The loop thread never waits for a handler thread.
  */
 #ifndef WQ_JOB_H
