@@ -1171,6 +1171,21 @@ static void paused_kind_is_not_claimed(void **state)
 #include "store_claim_kind_cases.h" /* the claim by kind (wave 6) */
 #include "store_pg_plan_cases.h" /* plans on PostgreSQL (wave 7 pg) */
 
+/* An event for a task that is not in the store is refused, and nothing is written; one
+ * for a task that is there is written (both stores: events.task_id's foreign key, which
+ * docs/performance.md "Wave 8: PostgreSQL drain server CPU" kept). */
+static void event_needs_its_task(void **state)
+{
+	struct fx *f = *state;
+	int64_t id, max = 0;
+	wq_error e;
+
+	assert_int_equal(enqueue(f, NULL, NULL, &id, &e), WQ_OK);
+	assert_int_equal(M->event(f->s, id + 1, 0, "note", "", "{}", f->now, &e), WQ_ENOTFOUND);
+	assert_int_equal(M->event(f->s, id, 0, "note", "", "{}", f->now, &e), WQ_OK);
+	assert_int_equal(events_of(f, id, "note", &max), 1);
+}
+
 /* wave6 sqcpu: event ids counted on in C within a transaction (sql.c event_counted, on
  * SQLite) stay unique and ascending in write order when another statement inserts an
  * event between them (SQL_EVENT_INSERT: the next counted one reads the base again),
@@ -1299,6 +1314,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(finish_many_checks_its_row_count, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(event_needs_its_task, setup, teardown),
 	};
 	char cmd[128];
 	int rc;
