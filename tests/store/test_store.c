@@ -31,7 +31,7 @@ static const char *backend;
 static char url[512];
 static char tmpdir[64];
 #ifdef WQ_HAVE_POSTGRES
-static char pg_maint[512], pg_db[64], pg_template[64];
+static char pg_maint[512], pg_db[64];
 #endif
 
 struct fx {
@@ -42,14 +42,6 @@ struct fx {
 /* ---- one fresh store per test ---- */
 
 #ifdef WQ_HAVE_POSTGRES
-/* URL of database `db` on the server of pg_maint. */
-static void pg_url_of(const char *db, char *out, size_t size)
-{
-	const char *slash = strrchr(pg_maint, '/');
-
-	snprintf(out, size, "%.*s/%s", (int)(slash - pg_maint), pg_maint, db);
-}
-
 static int pg_command(const char *sql)
 {
 	PGconn *c = PQconnectdb(pg_maint);
@@ -83,17 +75,15 @@ static int setup(void **state)
 		snprintf(url, sizeof(url), "%s/t%d.db", tmpdir, n);
 	} else {
 #ifdef WQ_HAVE_POSTGRES
-		char sql[192];
+		char sql[128];
+		const char *slash = strrchr(pg_maint, '/');
 
-		/* a copy of the migrated template (pg_template_create): the schema's DDL
-		 * once per run instead of once per test */
 		snprintf(pg_db, sizeof(pg_db), "wq_store_%ld_%d", (long)getpid(), n);
-		snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE %s", pg_db, pg_template);
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_db);
 		assert_int_equal(pg_command(sql), 0);
-		pg_url_of(pg_db, url, sizeof(url));
+		snprintf(url, sizeof(url), "%.*s/%s", (int)(slash - pg_maint), pg_maint, pg_db);
 #endif
 	}
-	/* (on PostgreSQL the schema is there already: the open finds it current) */
 	assert_int_equal(M->open(url, WQ_OPEN_MIGRATE, &f->s, &e), WQ_OK);
 	f->now = T0;
 	*state = f;
@@ -116,40 +106,6 @@ static int teardown(void **state)
 #endif
 	return 0;
 }
-
-#ifdef WQ_HAVE_POSTGRES
-/* The database every PostgreSQL test starts from: created and migrated once per run
- * (CREATE DATABASE ... TEMPLATE copies it, schema and all: the same state as a fresh
- * database migrated by the open, for less than half the time a test; the migrations
- * themselves are tested by test_migrations and every conformance script's init).
- * Nothing stays connected to it, which CREATE DATABASE ... TEMPLATE requires. */
-static int pg_template_create(void)
-{
-	struct wq__store *s;
-	char sql[128], turl[512];
-	wq_error e;
-
-	snprintf(pg_template, sizeof(pg_template), "wq_store_%ld_template", (long)getpid());
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_template);
-	if (pg_command(sql) != 0)
-		return -1;
-	pg_url_of(pg_template, turl, sizeof(turl));
-	if (M->open(turl, WQ_OPEN_MIGRATE, &s, &e) != WQ_OK) {
-		fprintf(stderr, "test_store: migrating %s: %s\n", pg_template, e.message);
-		return -1;
-	}
-	M->close(s);
-	return 0;
-}
-
-static void pg_template_drop(void)
-{
-	char sql[128];
-
-	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_template);
-	pg_command(sql);
-}
-#endif
 
 /* ---- helpers ---- */
 
@@ -1368,17 +1324,7 @@ int main(int argc, char **argv)
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/wq-store-XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return 1;
-#ifdef WQ_HAVE_POSTGRES
-	if (strcmp(backend, "postgres") == 0 && pg_template_create() != 0) {
-		pg_template_drop();
-		return 1;
-	}
-#endif
 	rc = cmocka_run_group_tests_name(backend, tests, NULL, NULL);
-#ifdef WQ_HAVE_POSTGRES
-	if (strcmp(backend, "postgres") == 0)
-		pg_template_drop();
-#endif
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "test_store: could not remove %s\n", tmpdir);
