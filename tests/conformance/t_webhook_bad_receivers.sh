@@ -26,7 +26,9 @@ base="http://127.0.0.1:$(cat "$T/recv/port")"
 	# a receiver that hangs for longer than this test waits on it
 	printf '[channel.stuck]\ntype = webhook\nurl = %s/hooks/stuck/hang\ntimeout = 60s\nmax_attempts = 1\n' "$base"
 } >"$T/channels.ini"
-CONCURRENCY=2 config "$T/w.ini" <<EOF
+# DRAIN=1s: the stuck delivery is still in flight when the worker is stopped at the end,
+# and the drain waits for it up to drain_timeout (10 s by default) before aborting it
+CONCURRENCY=2 DRAIN=1s config "$T/w.ini" <<EOF
 $(cat "$T/channels.ini")
 [kind.notify]
 command = sh $HANDLERS/handler.sh ok
