@@ -416,7 +416,8 @@ void wq__rb_clear(struct wq__rowbuf *b);
 /* The attempts rows [task_id, attempt] of `rows` (claimed tasks), one statement. */
 wq_rc wq__rows_attempts_insert(struct wq__store *s, struct wq__rowbuf *rows,
 			       const char *instance, int64_t now, wq_error *err);
-/* The facts of the n tasks ids (sorted) into *out (malloc'd, in id order). */
+/* The facts of the n tasks ids (sorted: the rows come in id order, as wq__rows_fact
+ * searches them) into *out (malloc'd). */
 wq_rc wq__rows_facts(struct wq__store *s, const int64_t *ids, size_t n,
 		     struct wq__task_facts **out, size_t *nout, wq_error *err);
 /* The facts of task id in s->facts, NULL when not read. */

@@ -114,13 +114,14 @@ static int64_t scalar(struct wq__conn *c, const char *sql)
 
 /* How many temporary b-trees (OpenEphemeral) the program of sql opens: one inside a
  * row loop is paid for every row (an IN list in a CHECK or a partial index's WHERE). */
-static int ephemerals_of(struct wq__conn *c, const char *sql)
+static int ephemerals_of(struct wq__conn *c, const char *sql, const struct wq__arg *args,
+			 int nargs)
 {
 	struct wq__cursor cur;
 	size_t len;
 	int n = 0;
 
-	assert_int_equal(run(c, sql, NULL, 0, &cur), WQ__SQL_OK);
+	assert_int_equal(run(c, sql, args, nargs, &cur), WQ__SQL_OK);
 	while (D->step(&cur) == 1)
 		n += strcmp(D->col_text(&cur, 1, &len), "OpenEphemeral") == 0;
 	sqlite3_finalize(cur.st);
@@ -276,7 +277,8 @@ static void test_v4_tasks_rebuilt_children_kept(void **state)
 					     "payload, payload_size, payload_sha256, "
 					     "payload_version, priority, state, due_at, order_at, "
 					     "created_at, updated_at, max_attempts) VALUES ('k', "
-					     "'o2', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1)"),
+					     "'o2', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1)",
+				       NULL, 0),
 			 0);
 }
 
@@ -357,6 +359,41 @@ static void test_v4_next_due_reads(void **state)
 	}
 }
 
+/* wave8 sqlw2: a batch's facts (SQL_TASK_STATES) are rowid lookups of the ids given,
+ * in their order, with no temporary b-tree (an IN list built one every run); a missing
+ * id gives no row. */
+static void test_v4_task_facts_read(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg ids = WQ__AT("[7, 8, 9]");
+	struct wq__cursor *cur;
+	char plan[2048], *sql;
+
+	migrate_from_v3_rows(f->c); /* task 7: pending */
+	assert_int_equal(D->script(f->c,
+		"INSERT INTO tasks (id, kind, operation, payload, payload_size, payload_sha256, "
+		"payload_version, priority, state, due_at, order_at, created_at, updated_at, "
+		"max_attempts, notify) VALUES (9, 'k', 'op9', '{}', 2, '', 1, 0, 'running', 0, "
+		"0, 0, 0, 1, '[\"c\"]')"),
+			 WQ__SQL_OK);
+	plan_of(f->c, SQL_TASK_STATES, &ids, 1, plan, sizeof(plan));
+	if (!strstr(plan, "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)"))
+		fail_msg("facts: %s", plan);
+	sql = sqlite3_mprintf("EXPLAIN %s", wq__sqlite_dialect.variant(SQL_TASK_STATES));
+	assert_non_null(sql);
+	assert_int_equal(ephemerals_of(f->c, sql, &ids, 1), 0);
+	sqlite3_free(sql);
+	assert_int_equal(D->exec(f->c, SQL_TASK_STATES, &ids, 1, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	assert_int_equal(D->col_i64(cur, 0), 7);
+	assert_int_equal(D->col_i64(cur, 6), 0); /* no notify list */
+	assert_int_equal(D->step(cur), 1);
+	assert_int_equal(D->col_i64(cur, 0), 9);
+	assert_int_equal(D->col_i64(cur, 6), 1);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur);
+}
+
 /* wave7 drain: tasks_claim holds live tasks only (a finished task leaves it), its WHERE
  * costs no temporary table per state change (ORs, not IN), and the statements that read
  * it still may: the active count (written to match), the claim; prune reads
@@ -384,7 +421,7 @@ static void test_v4_claim_live_states(void **state)
 				      "'interrupted'"),
 			 0);
 	assert_int_equal(ephemerals_of(f->c, "EXPLAIN UPDATE tasks SET state = 'running' "
-					     "WHERE id = 7"),
+					     "WHERE id = 7", NULL, 0),
 			 0);
 	plan_of(f->c, SQL_ACTIVE_COUNT, args, 2, plan, sizeof(plan));
 	assert_non_null(strstr(plan, "USING INDEX tasks_claim (state=?)"));
@@ -777,6 +814,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v4_running_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_claim_live_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_next_due_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_task_facts_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_tasks_rebuilt_children_kept, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),
