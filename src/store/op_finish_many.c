@@ -25,9 +25,9 @@
  * the per-row statement would have written. Any other outcome goes the per-row way as
  * before.
  *
- * wave8 sqlw2: SQLite too, for its CPU, not for round trips: 8 or 32 rows of bound
+ * wave8 sqlw2: SQLite too, for its CPU, not for round trips: 32 rows of bound
  * parameters a statement (finish_rows: the answer read and checked at once); fewer than
- * 8 fitting outcomes, and the last ones beyond a multiple of 8, go the per-row way.
+ * 32 fitting outcomes, and the last ones beyond a multiple of 32, go the per-row way.
  */
 #include "internal.h"
 #include "op.h"
@@ -112,15 +112,15 @@ void wq__succeeded_args(struct wq__arg *a, const struct wq__outcome *o)
 	a[9] = WQ__AI(o->exit_status);
 }
 
-/* wave8 sqlw2: SQLite, SQL_FINISH_SUCCEEDED_ROWS8/32 (largest first). A run of one
- * builds two temporary b-trees (the rows, and the UPDATE's own of the rows it changes):
- * ~35,000 instructions, more than it saves below 8 rows (measured: the same at 8 rows a
- * batch, 0.96 of the instructions a task at 64). */
+/* wave8 sqlw2: SQLite, SQL_FINISH_SUCCEEDED_ROWS32. A run builds two temporary b-trees
+ * (the rows, and the UPDATE's own of the rows it changes), which cost about what the
+ * per-row statements' allocations cost up to 16 rows (store_drain: 0.3 % more
+ * instructions a task at 16 a batch, 3 % fewer at 32, 4 % fewer at 64): 32 rows a
+ * statement or none. */
 static const struct wq__rows_stmt rows_stmts[] = {
 	{SQL_FINISH_SUCCEEDED_ROWS32, 32},
-	{SQL_FINISH_SUCCEEDED_ROWS8, 8},
 };
-#define ROWS_MIN 8
+#define ROWS_MIN 32
 
 static void row_args(struct wq__arg *a, size_t row, const void *ctx)
 {
@@ -158,7 +158,7 @@ static wq_rc finish_send(struct wq__store *s, const struct wq__outcome **fit, si
 	const char *text = NULL;
 	wq_rc rc = WQ_OK;
 
-	if (wq__sql_text(s->d, SQL_FINISH_SUCCEEDED_ROWS8))
+	if (wq__sql_text(s->d, SQL_FINISH_SUCCEEDED_ROWS32))
 		return finish_rows(s, fit, k, err);
 	for (size_t i = 0; !rc && i < k; i++)
 		if (add_row(&b, fit[i]))
@@ -182,7 +182,7 @@ static wq_rc finish_send(struct wq__store *s, const struct wq__outcome **fit, si
 wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, size_t n,
 		      wq_error *err)
 {
-	int rows = wq__sql_text(s->d, SQL_FINISH_SUCCEEDED_ROWS8) != NULL;
+	int rows = wq__sql_text(s->d, SQL_FINISH_SUCCEEDED_ROWS32) != NULL;
 	const struct wq__outcome **fit = NULL;
 	size_t i, k = 0;
 	wq_rc rc = WQ_OK;

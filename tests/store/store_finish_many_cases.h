@@ -71,50 +71,51 @@ static void finish_batch_many_succeeded(void **state)
 	}
 }
 
-/* wave8 sqlw2: ten outcomes in one batch, nine of them held by their attempts: on
- * SQLite the first eight go in one multi-row statement (SQL_FINISH_SUCCEEDED_ROWS8)
- * and the ninth alone, on PostgreSQL all nine in one; each row gets its own values
- * (result or none, outcome, exit status, finish time), the tenth (another instance's
- * claim of it) is fenced off, and the batch again is recognised as recorded. */
-static void finish_batch_rows_of_eight(void **state)
+/* wave8 sqlw2: NB outcomes in one batch, all but the last held by their attempts: on
+ * SQLite the first 32 go in one multi-row statement (SQL_FINISH_SUCCEEDED_ROWS32) and
+ * the next alone, on PostgreSQL all in one; each row gets its own values (result or
+ * none, outcome, exit status, finish time), the last (reported by an instance that
+ * does not hold it) is fenced off, and the batch again is recognised as recorded. */
+#define NB 34
+static void finish_batch_rows_of_32(void **state)
 {
 	static const char bin[] = {'x', 0, (char)0x80, '\'', 'y'};
 	struct fx *f = *state;
-	struct wq__claimed c[10];
-	struct wq__outcome o[10];
-	const struct wq__outcome *v[10];
-	wq_rc rcs[10];
-	wq_error errs[10], e;
-	int64_t id[10];
+	struct wq__claimed c[NB];
+	struct wq__outcome o[NB];
+	const struct wq__outcome *v[NB];
+	wq_rc rcs[NB];
+	wq_error errs[NB], e;
+	int64_t id[NB];
 	char *body = NULL;
 	size_t len = 0;
 	wq_task t;
 	int i, round;
 
 	instance(f, "w1");
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < NB; i++) {
 		f->now++;
 		assert_int_equal(enqueue(f, NULL, NULL, &id[i], &e), WQ_OK);
 		assert_int_equal(claim(f, "w1", &c[i]), 1);
 		o[i] = succeeded(&c[i], "w1", f->now + 100 + i);
 		o[i].exit_status = i;
-		v[9 - i] = &o[i]; /* out of task order: the batch sorts them */
+		v[NB - 1 - i] = &o[i]; /* out of task order: the batch sorts them */
 	}
 	o[2].result = bin;
 	o[2].result_len = sizeof(bin);
 	o[5].result = NULL;
 	o[5].result_len = 0;
 	o[5].outcome = "discarded";
-	o[9].instance = "w2"; /* not the owner */
+	o[NB - 1].instance = "w2"; /* not the owner */
 	for (round = 0; round < 2; round++) {
-		assert_int_equal(M->finish_batch(f->s, v, 10, rcs, errs, NULL, NULL, NULL, &e),
+		assert_int_equal(M->finish_batch(f->s, v, NB, rcs, errs, NULL, NULL, NULL, &e),
 				 WQ_OK);
-		for (i = 0; i < 10; i++)
-			assert_int_equal(rcs[9 - i], i == 9 ? WQ_ESTALE : WQ_OK);
+		for (i = 0; i < NB; i++)
+			assert_int_equal(rcs[NB - 1 - i], i == NB - 1 ? WQ_ESTALE : WQ_OK);
 	}
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < NB; i++) {
 		assert_int_equal(M->get(f->s, id[i], &t, &e), WQ_OK);
-		if (i == 9) {
+		if (i == NB - 1) {
 			assert_int_equal(t.state, WQ_STATE_RUNNING);
 			assert_int_equal(events_of(f, id[i], "stale-outcome", NULL), 2);
 			continue;
@@ -134,3 +135,4 @@ static void finish_batch_rows_of_eight(void **state)
 	assert_memory_equal(body, bin, sizeof(bin));
 	free(body);
 }
+#undef NB

@@ -394,21 +394,21 @@ static void test_v4_task_facts_read(void **state)
 	D->done(cur);
 }
 
-/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS8 looks each row's task up by rowid (never a
+/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS32 looks each row's task up by rowid (never a
  * walk of the running tasks), builds its two temporary b-trees once a run (the rows,
  * the rows to change), and changes only the rows its fence holds (SQL_FINISH_SUCCEEDED's
- * WQ__OWNED): of eight rows for tasks 1..8, attempt 1 of w1, task 8's claims attempt 2
- * and task 7 is pending: six change, each with its own values. */
+ * WQ__OWNED): of 32 rows for tasks 1..32, attempt 1 of w1, task 32's claims attempt 2
+ * and task 7 is pending: 30 change, each with its own values. */
 static void test_v4_finish_rows(void **state)
 {
 	struct fixture *f = *state;
-	struct wq__arg a[8 * 10];
+	struct wq__arg a[32 * 10];
 	struct wq__cursor *cur;
 	char plan[2048], *sql;
 	int64_t n;
 
 	migrate(f->c);
-	for (int r = 0; r < 8; r++) {
+	for (int r = 0; r < 32; r++) {
 		char *ins = sqlite3_mprintf(
 			"INSERT INTO tasks (id, kind, operation, payload, payload_size, "
 			"payload_sha256, payload_version, priority, state, due_at, order_at, "
@@ -419,7 +419,7 @@ static void test_v4_finish_rows(void **state)
 		assert_int_equal(D->script(f->c, ins), WQ__SQL_OK);
 		sqlite3_free(ins);
 		a[r * 10 + 0] = WQ__AI(r + 1);
-		a[r * 10 + 1] = WQ__AI(r == 7 ? 2 : 1);
+		a[r * 10 + 1] = WQ__AI(r == 31 ? 2 : 1);
 		a[r * 10 + 2] = WQ__AT("w1");
 		a[r * 10 + 3] = WQ__AI(100 + r);
 		a[r * 10 + 4] = WQ__AT(r == 1 ? "discarded" : "");
@@ -429,17 +429,18 @@ static void test_v4_finish_rows(void **state)
 		a[r * 10 + 8] = WQ__AI(r != 1);
 		a[r * 10 + 9] = WQ__AI(r);
 	}
-	plan_of(f->c, SQL_FINISH_SUCCEEDED_ROWS8, a, 80, plan, sizeof(plan));
+	plan_of(f->c, SQL_FINISH_SUCCEEDED_ROWS32, a, 320, plan, sizeof(plan));
 	if (!strstr(plan, "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)") ||
 	    strstr(plan, "SCAN tasks") || strstr(plan, "INDEX tasks_claim"))
 		fail_msg("finish rows: %s", plan);
-	sql = sqlite3_mprintf("EXPLAIN %s", wq__sqlite_dialect.variant(SQL_FINISH_SUCCEEDED_ROWS8));
+	sql = sqlite3_mprintf("EXPLAIN %s",
+			      wq__sqlite_dialect.variant(SQL_FINISH_SUCCEEDED_ROWS32));
 	assert_non_null(sql);
-	assert_int_equal(ephemerals_of(f->c, sql, a, 80), 2);
+	assert_int_equal(ephemerals_of(f->c, sql, a, 320), 2);
 	sqlite3_free(sql);
-	assert_int_equal(D->exec(f->c, SQL_FINISH_SUCCEEDED_ROWS8, a, 80, &cur), WQ__SQL_OK);
+	assert_int_equal(D->exec(f->c, SQL_FINISH_SUCCEEDED_ROWS32, a, 320, &cur), WQ__SQL_OK);
 	assert_int_equal(D->step(cur), 0);
-	assert_int_equal(D->changes(cur), 6);
+	assert_int_equal(D->changes(cur), 30);
 	D->done(cur);
 	n = scalar(f->c, "SELECT count(*) FROM tasks WHERE state = 'succeeded' AND "
 			 "finished_at = 99 + id AND updated_at = finished_at AND "
@@ -447,8 +448,8 @@ static void test_v4_finish_rows(void **state)
 			 "AND has_result = 0 AND outcome = 'discarded' AND result_size = 0) OR "
 			 "(id <> 2 AND result = CAST('res' AS BLOB) AND has_result = 1 AND "
 			 "result_size = 3 AND result_sha256 = 'sha' AND outcome = ''))");
-	assert_int_equal(n, 6);
-	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks WHERE id IN (7, 8) AND "
+	assert_int_equal(n, 30);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks WHERE id IN (7, 32) AND "
 				      "state <> 'succeeded' AND finished_at = 0"),
 			 2);
 }
