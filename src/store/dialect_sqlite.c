@@ -77,7 +77,7 @@ WQ__SQL_TEXTS;
 #define ATT_ROWS4 ATT_ROW ", " ATT_ROW ", " ATT_ROW ", " ATT_ROW
 #define ATT_ROWS8 ATT_ROWS4 ", " ATT_ROWS4
 #define ATT_ROWS32 ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8
-/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS32: SQL_FINISH_SUCCEEDED's SET and fence
+/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS16/32: SQL_FINISH_SUCCEEDED's SET and fence
  * (WQ__OWNED) per row r of ($1 id, $2 attempt, $3 instance, $4 now, $5 outcome,
  * $6 result, $7 its size, $8 its sha256, $9 has result, $10 exit status). */
 #define FIN_UPDATE                                                                         \
@@ -91,7 +91,8 @@ WQ__SQL_TEXTS;
 #define FIN_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define FIN_ROWS4 FIN_ROW ", " FIN_ROW ", " FIN_ROW ", " FIN_ROW
 #define FIN_ROWS8 FIN_ROWS4 ", " FIN_ROWS4
-#define FIN_ROWS32 FIN_ROWS8 ", " FIN_ROWS8 ", " FIN_ROWS8 ", " FIN_ROWS8
+#define FIN_ROWS16 FIN_ROWS8 ", " FIN_ROWS8
+#define FIN_ROWS32 FIN_ROWS16 ", " FIN_ROWS16
 
 static const char *sqlite_text(int id)
 {
@@ -214,6 +215,8 @@ static const char *sqlite_text(int id)
 		return ATT_INSERT ATT_ROWS8;
 	case SQL_ATTEMPTS_INSERT_AT32:
 		return ATT_INSERT ATT_ROWS32;
+	case SQL_FINISH_SUCCEEDED_ROWS16:
+		return FIN_UPDATE FIN_ROWS16 FIN_FENCE;
 	case SQL_FINISH_SUCCEEDED_ROWS32:
 		return FIN_UPDATE FIN_ROWS32 FIN_FENCE;
 	default:

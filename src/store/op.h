@@ -468,7 +468,7 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
  * the caller runs SQL_FINISH_SUCCEEDED itself. */
 int wq__finish_many_take(struct wq__store *s, const struct wq__outcome *o, int64_t *changes);
 /* SQL_FINISH_SUCCEEDED's arguments for outcome o ($1..$10), into a; the row of
- * SQL_FINISH_SUCCEEDED_ROWS32 (wave8 sqlw2) */
+ * SQL_FINISH_SUCCEEDED_ROWS16/32 (wave8 sqlw2) */
 #define WQ__SUCCEEDED_ARGS 10
 void wq__succeeded_args(struct wq__arg *a, const struct wq__outcome *o);
 void wq__finish_many_end(struct wq__store *s); /* forgets (frees) the batch's answers */

@@ -684,10 +684,11 @@
 	X(SQL_ATTEMPTS_INSERT_AT4, NULL)                                                    \
 	X(SQL_ATTEMPTS_INSERT_AT8, NULL)                                                    \
 	X(SQL_ATTEMPTS_INSERT_AT32, NULL)                                                   \
-	/* wave8 sqlw2: SQLite only: SQL_FINISH_SUCCEEDED for 32 tasks, its 10 bound         \
+	/* wave8 sqlw2: SQLite only: SQL_FINISH_SUCCEEDED for 16, 32 tasks, its 10 bound     \
 	 * parameters a row (wq__succeeded_args), one UPDATE of tasks joined with the rows;   \
 	 * the caller checks that every row changed (op_finish_many.c). NULL on PostgreSQL    \
 	 * (SQL_FINISH_SUCCEEDED_MANY). */                                                   \
+	X(SQL_FINISH_SUCCEEDED_ROWS16, NULL)                                                \
 	X(SQL_FINISH_SUCCEEDED_ROWS32, NULL)
 
 /* The statements that insert rows into events, on either dialect, other than

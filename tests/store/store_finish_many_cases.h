@@ -72,11 +72,12 @@ static void finish_batch_many_succeeded(void **state)
 }
 
 /* wave8 sqlw2: NB outcomes in one batch, all but the last held by their attempts: on
- * SQLite the first 32 go in one multi-row statement (SQL_FINISH_SUCCEEDED_ROWS32) and
- * the next alone, on PostgreSQL all in one; each row gets its own values (result or
- * none, outcome, exit status, finish time), the last (reported by an instance that
- * does not hold it) is fenced off, and the batch again is recognised as recorded. */
-#define NB 34
+ * SQLite the first 32 go in one multi-row statement (SQL_FINISH_SUCCEEDED_ROWS32), the
+ * next 16 in another (ROWS16), the last held one alone; on PostgreSQL all in one; each
+ * row gets its own values (result or none, outcome, exit status, finish time), the last
+ * (reported by an instance that does not hold it) is fenced off, and the batch again is
+ * recognised as recorded. */
+#define NB 50
 static void finish_batch_rows_of_32(void **state)
 {
 	static const char bin[] = {'x', 0, (char)0x80, '\'', 'y'};

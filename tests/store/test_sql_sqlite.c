@@ -394,11 +394,11 @@ static void test_v4_task_facts_read(void **state)
 	D->done(cur);
 }
 
-/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS32 looks each row's task up by rowid (never a
- * walk of the running tasks), builds its two temporary b-trees once a run (the rows,
- * the rows to change), and changes only the rows its fence holds (SQL_FINISH_SUCCEEDED's
- * WQ__OWNED): of 32 rows for tasks 1..32, attempt 1 of w1, task 32's claims attempt 2
- * and task 7 is pending: 30 change, each with its own values. */
+/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS32 (and 16) looks each row's task up by rowid
+ * (never a walk of the running tasks), builds its two temporary b-trees once a run (the
+ * rows, the rows to change), and changes only the rows its fence holds
+ * (SQL_FINISH_SUCCEEDED's WQ__OWNED): of 32 rows for tasks 1..32, attempt 1 of w1, task
+ * 32's claims attempt 2 and task 7 is pending: 30 change, each with its own values. */
 static void test_v4_finish_rows(void **state)
 {
 	struct fixture *f = *state;
@@ -438,6 +438,10 @@ static void test_v4_finish_rows(void **state)
 	assert_non_null(sql);
 	assert_int_equal(ephemerals_of(f->c, sql, a, 320), 2);
 	sqlite3_free(sql);
+	plan_of(f->c, SQL_FINISH_SUCCEEDED_ROWS16, a, 160, plan, sizeof(plan));
+	if (!strstr(plan, "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)") ||
+	    strstr(plan, "SCAN tasks") || strstr(plan, "INDEX tasks_claim"))
+		fail_msg("finish rows (16): %s", plan);
 	assert_int_equal(D->exec(f->c, SQL_FINISH_SUCCEEDED_ROWS32, a, 320, &cur), WQ__SQL_OK);
 	assert_int_equal(D->step(cur), 0);
 	assert_int_equal(D->changes(cur), 30);
