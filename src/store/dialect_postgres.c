@@ -94,6 +94,9 @@ static const char *postgres_text(int id)
 		       "AS json)) WITH ORDINALITY AS c (value, n) WHERE t.id = $1 "
 		       "AND t.notify IS NOT NULL ORDER BY c.n ON CONFLICT (task_id, channel) "
 		       "DO NOTHING RETURNING id, channel";
+	case SQL_TASK_STATES: /* locked in id order: two batches lock tasks in one order */
+		return "SELECT " WQ__TASK_FACTS_COLUMNS " FROM tasks WHERE " D_ID_IN("$1")
+		       " ORDER BY id FOR UPDATE";
 	case SQL_LAST_ID: /* (unused: inserts return their id) */
 		return "SELECT lastval()";
 	case SQL_PRUNE_FLOOR: /* identities never go back */

@@ -77,6 +77,22 @@ WQ__SQL_TEXTS;
 #define ATT_ROWS4 ATT_ROW ", " ATT_ROW ", " ATT_ROW ", " ATT_ROW
 #define ATT_ROWS8 ATT_ROWS4 ", " ATT_ROWS4
 #define ATT_ROWS32 ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8
+/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS16/32: SQL_FINISH_SUCCEEDED's SET and fence
+ * (WQ__OWNED) per row r of ($1 id, $2 attempt, $3 instance, $4 now, $5 outcome,
+ * $6 result, $7 its size, $8 its sha256, $9 has result, $10 exit status). */
+#define FIN_UPDATE                                                                         \
+	"UPDATE tasks SET state = 'succeeded', finished_at = r.column4, updated_at = "       \
+	"r.column4, outcome = r.column5, result = r.column6, result_size = r.column7, "      \
+	"result_sha256 = r.column8, has_result = r.column9, last_exit_status = r.column10, "  \
+	"reason = '', reason_detail = '' FROM (VALUES "
+#define FIN_FENCE                                                                          \
+	") AS r WHERE tasks.id = r.column1 AND tasks.state = 'running' AND tasks.attempt = " \
+	"r.column2 AND tasks.instance = r.column3"
+#define FIN_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define FIN_ROWS4 FIN_ROW ", " FIN_ROW ", " FIN_ROW ", " FIN_ROW
+#define FIN_ROWS8 FIN_ROWS4 ", " FIN_ROWS4
+#define FIN_ROWS16 FIN_ROWS8 ", " FIN_ROWS8
+#define FIN_ROWS32 FIN_ROWS16 ", " FIN_ROWS16
 
 static const char *sqlite_text(int id)
 {
@@ -108,6 +124,12 @@ static const char *sqlite_text(int id)
 		       "$2, $2, $2 FROM tasks t, json_each(t.notify) j WHERE t.id = $1 "
 		       "AND t.notify IS NOT NULL AND json_valid(t.notify) ORDER BY j.key "
 		       "ON CONFLICT (task_id, channel) DO NOTHING RETURNING id, channel";
+	/* wave8 sqlw2: each id of $1 looked up by rowid in the array's order (the caller's
+	 * ids are sorted), where "id IN (json_each) ORDER BY id" built a temporary b-tree
+	 * of the ids every run (~4k instructions a task in a drain of 8 a batch) */
+	case SQL_TASK_STATES:
+		return "SELECT " WQ__TASK_FACTS_COLUMNS " FROM json_each($1) AS j CROSS JOIN "
+		       "tasks ON tasks.id = j.value";
 	case SQL_PRUNE_FLOOR:
 		return "INSERT INTO id_floor (tbl, id) SELECT * FROM (" WQ__FLOOR("tasks")
 		       " UNION ALL " WQ__FLOOR("events") " UNION ALL " WQ__FLOOR("deliveries")
@@ -193,6 +215,10 @@ static const char *sqlite_text(int id)
 		return ATT_INSERT ATT_ROWS8;
 	case SQL_ATTEMPTS_INSERT_AT32:
 		return ATT_INSERT ATT_ROWS32;
+	case SQL_FINISH_SUCCEEDED_ROWS16:
+		return FIN_UPDATE FIN_ROWS16 FIN_FENCE;
+	case SQL_FINISH_SUCCEEDED_ROWS32:
+		return FIN_UPDATE FIN_ROWS32 FIN_FENCE;
 	default:
 		return id >= 0 && id < WQ__SQL_COUNT ? texts[id] : 0;
 	}

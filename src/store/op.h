@@ -416,7 +416,8 @@ void wq__rb_clear(struct wq__rowbuf *b);
 /* The attempts rows [task_id, attempt] of `rows` (claimed tasks), one statement. */
 wq_rc wq__rows_attempts_insert(struct wq__store *s, struct wq__rowbuf *rows,
 			       const char *instance, int64_t now, wq_error *err);
-/* The facts of the n tasks ids (sorted) into *out (malloc'd, in id order). */
+/* The facts of the n tasks ids (sorted: the rows come in id order, as wq__rows_fact
+ * searches them) into *out (malloc'd). */
 wq_rc wq__rows_facts(struct wq__store *s, const int64_t *ids, size_t n,
 		     struct wq__task_facts **out, size_t *nout, wq_error *err);
 /* The facts of task id in s->facts, NULL when not read. */
@@ -466,24 +467,29 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
 /* 1 when o's UPDATE ran in wq__finish_many: *changes is what it changed (1 or 0); 0 when
  * the caller runs SQL_FINISH_SUCCEEDED itself. */
 int wq__finish_many_take(struct wq__store *s, const struct wq__outcome *o, int64_t *changes);
+/* SQL_FINISH_SUCCEEDED's arguments for outcome o ($1..$10), into a; the row of
+ * SQL_FINISH_SUCCEEDED_ROWS16/32 (wave8 sqlw2) */
+#define WQ__SUCCEEDED_ARGS 10
+void wq__succeeded_args(struct wq__arg *a, const struct wq__outcome *o);
 void wq__finish_many_end(struct wq__store *s); /* forgets (frees) the batch's answers */
 /* sql.c: within a write transaction, statement id whose answer the caller does not
  * read (a multi-row write before COMMIT), sent without waiting where the driver can
  * (exec_queued: PostgreSQL's pipeline); its failure may come with the next statement or
  * the commit instead, which then fail (nothing commits). Elsewhere: wq__run. */
-/* A multi-row INSERT of bound parameters (SQLite: binding costs less than taking JSON
+/* A multi-row write of bound parameters (SQLite: binding costs less than taking JSON
  * rows apart), one statement per size: stmts[k].id takes stmts[k].rows rows, largest
  * first, the last of one row. n rows of `cols` arguments each, row r's written by
  * fill(a, r, ctx), in as few statements as the sizes allow (a statement's fixed cost
- * once per statement, not per row). */
+ * once per statement, not per row). The last size may be more than one row when n is a
+ * multiple of it. *changes (NULL: not asked): the rows the statements changed. */
 struct wq__rows_stmt {
 	int id;
 	size_t rows;
 };
 typedef void wq__row_args_fn(struct wq__arg *a, size_t row, const void *ctx);
 wq_rc wq__run_rows(struct wq__store *s, const struct wq__rows_stmt *stmts, size_t n,
-		   size_t cols, wq__row_args_fn *fill, const void *ctx, const char *what,
-		   wq_error *err);
+		   size_t cols, wq__row_args_fn *fill, const void *ctx, int64_t *changes,
+		   const char *what, wq_error *err);
 wq_rc wq__run_queued(struct wq__store *s, int id, const struct wq__arg *a, int n,
 		     const char *what, wq_error *err);
 

@@ -182,7 +182,8 @@ static wq_rc claim_rows(struct wq__store *s, const struct wq__claim_req *req,
 	} else { /* in-process: bound rows cost less than JSON rows */
 		struct att_ctx c = {req, x};
 
-		rc = wq__run_rows(s, att_stmts, n, 4, attempt_args, &c, "insert attempts", err);
+		rc = wq__run_rows(s, att_stmts, n, 4, attempt_args, &c, NULL, "insert attempts",
+				  err);
 	}
 	for (i = 0; !rc && i < n; i++) {
 		rc = wq__eventf(s, x[i].c.id, req->now, x[i].c.attempt, "claimed", req->instance,
@@ -480,19 +481,15 @@ static wq_rc finish_stale(struct wq__store *s, const struct wq__outcome *o, wq_e
 static wq_rc finish_update(struct wq__store *s, const struct wq__outcome *o, int64_t *changes,
 			   wq_error *err)
 {
-	const char *sha = o->result ? wq__nz(o->result_sha256) : "";
+	struct wq__arg a[WQ__SUCCEEDED_ARGS];
 
 	if (wq__finish_many_take(s, o, changes)) /* wave5 pgw: ran with its batch */
 		return WQ_OK;
 	switch (o->kind) {
 	case WQ__FINISH_SUCCEEDED:
-		return wq__run(s, SQL_FINISH_SUCCEEDED,
-			       WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance),
-					WQ__AI(o->now), WQ__AT(wq__nz(o->outcome)),
-					o->result ? WQ__AB(o->result, o->result_len) : WQ__ANULL,
-					WQ__AI(o->result ? o->result_len : 0), WQ__AT(sha),
-					WQ__AI(o->result != NULL), WQ__AI(o->exit_status)),
-			       changes, "record outcome", err);
+		wq__succeeded_args(a, o);
+		return wq__run(s, SQL_FINISH_SUCCEEDED, a, WQ__SUCCEEDED_ARGS, changes,
+			       "record outcome", err);
 	case WQ__FINISH_RETRY:
 		return wq__run(s, SQL_FINISH_RETRY,
 			       WQ__ARGS(WQ__AI(o->task_id), WQ__AI(o->attempt), WQ__AT(o->instance),

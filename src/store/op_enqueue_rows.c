@@ -243,8 +243,8 @@ static wq_rc tasks_write(struct wq__store *s, const struct wq__new_task *const *
 	if (wq__sql_text(s->d, SQL_ENQ_TASKS_VALUES)) {
 		struct task_rows c = {t, fresh, ids};
 
-		rc = wq__run_rows(s, task_chunks, k, TASK_ARGS, task_row_args, &c, "insert tasks",
-				  err);
+		rc = wq__run_rows(s, task_chunks, k, TASK_ARGS, task_row_args, &c, NULL,
+				  "insert tasks", err);
 		j = k;
 	}
 	for (; !rc && j < k; j++) /* PostgreSQL: one statement of JSON rows */

@@ -229,11 +229,12 @@ wq_rc wq__run(struct wq__store *s, int id, const struct wq__arg *a, int n, int64
 
 /* See op.h. */
 wq_rc wq__run_rows(struct wq__store *s, const struct wq__rows_stmt *stmts, size_t n,
-		   size_t cols, wq__row_args_fn *fill, const void *ctx, const char *what,
-		   wq_error *err)
+		   size_t cols, wq__row_args_fn *fill, const void *ctx, int64_t *changes,
+		   const char *what, wq_error *err)
 {
 	struct wq__arg *a;
 	size_t done = 0, k = 0, m;
+	int64_t one = 0;
 	wq_rc rc = WQ_OK;
 
 	if (n == 0)
@@ -246,7 +247,10 @@ wq_rc wq__run_rows(struct wq__store *s, const struct wq__rows_stmt *stmts, size_
 		m = stmts[k].rows;
 		for (size_t r = 0; r < m; r++)
 			fill(a + r * cols, done + r, ctx);
-		rc = wq__run(s, stmts[k].id, a, (int)(m * cols), NULL, what, err);
+		rc = wq__run(s, stmts[k].id, a, (int)(m * cols), changes ? &one : NULL, what,
+			     err);
+		if (changes)
+			*changes += one;
 		done += m;
 	}
 	free(a);
@@ -448,7 +452,7 @@ static void event_args(struct wq__arg *a, size_t row, const void *ctx)
  * or not: on failure the transaction rolls back. */
 static wq_rc events_flush(struct wq__store *s, wq_error *err)
 {
-	wq_rc rc = wq__run_rows(s, events_stmts, (size_t)s->nevq, 7, event_args, s,
+	wq_rc rc = wq__run_rows(s, events_stmts, (size_t)s->nevq, 7, event_args, s, NULL,
 				"append events", err);
 
 	wq__events_drop(s);

@@ -64,6 +64,15 @@
 	"id, attempt, kind, tenant, scope, operation, payload_version, max_attempts, "        \
 	"payload, order_at, keyed, lock_key"
 
+/* SQL_TASK_STATES: a task of a batch with what its finish may touch besides the task
+ * row (op_rows.c facts_cols): notify channels, a turn lock row, an intake record. */
+#define WQ__TASK_FACTS_COLUMNS                                                             \
+	"tasks.id, tasks.state, tasks.attempt, tasks.instance, tasks.cancel_requested, "    \
+	"tasks.uncertain_effect, CASE WHEN tasks.notify IS NOT NULL THEN 1 ELSE 0 END, "     \
+	"CASE WHEN EXISTS (SELECT 1 FROM locks l WHERE l.task_id = tasks.id) THEN 1 ELSE 0 " \
+	"END, CASE WHEN EXISTS (SELECT 1 FROM intake i WHERE i.task_id = tasks.id) THEN 1 "  \
+	"ELSE 0 END"
+
 #define WQ__INSTANCE_COLUMNS "id, host, host_id, pid, proc_start, started_at, heartbeat_at"
 
 /* The fencing condition of SPEC §3, shared by the five finish statements. */
@@ -576,11 +585,9 @@
 	/* the tasks of the ids $1 (locked where the dialect locks rows, in id order) with \
 	 * what their finish may touch besides the task row: notify channels, a turn lock \
 	 * row, an intake record */                                                        \
-	X(SQL_TASK_STATES, "SELECT id, state, attempt, instance, cancel_requested, "        \
-	  "uncertain_effect, CASE WHEN notify IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN "    \
-	  "EXISTS (SELECT 1 FROM locks l WHERE l.task_id = tasks.id) THEN 1 ELSE 0 END, "    \
-	  "CASE WHEN EXISTS (SELECT 1 FROM intake i WHERE i.task_id = tasks.id) THEN 1 "    \
-	  "ELSE 0 END FROM tasks WHERE " D_ID_IN("$1") " ORDER BY id" D_FOR_UPDATE)        \
+	/* (columns: WQ__TASK_FACTS_COLUMNS; wave8 sqlw2: SQLite reads them in the order of \
+	 * the ids given, PostgreSQL in id order, locked) */                              \
+	X(SQL_TASK_STATES, NULL)                                                            \
 	/* a prefetched task given back unstarted, fenced on its attempt: pending again in \
 	 * its place, the attempt not counted against its limit */                        \
 	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = $4, reason "  \
@@ -676,7 +683,13 @@
 	 * them as one SQL_ATTEMPTS_INSERT_MANY). NULL on PostgreSQL. */                    \
 	X(SQL_ATTEMPTS_INSERT_AT4, NULL)                                                    \
 	X(SQL_ATTEMPTS_INSERT_AT8, NULL)                                                    \
-	X(SQL_ATTEMPTS_INSERT_AT32, NULL)
+	X(SQL_ATTEMPTS_INSERT_AT32, NULL)                                                   \
+	/* wave8 sqlw2: SQLite only: SQL_FINISH_SUCCEEDED for 16, 32 tasks, its 10 bound     \
+	 * parameters a row (wq__succeeded_args), one UPDATE of tasks joined with the rows;   \
+	 * the caller checks that every row changed (op_finish_many.c). NULL on PostgreSQL    \
+	 * (SQL_FINISH_SUCCEEDED_MANY). */                                                   \
+	X(SQL_FINISH_SUCCEEDED_ROWS16, NULL)                                                \
+	X(SQL_FINISH_SUCCEEDED_ROWS32, NULL)
 
 /* The statements that insert rows into events, on either dialect, other than
  * SQL_EVENT_INSERT_AT and SQL_EVENTS_INSERT_AT4/8/32 (the ones whose ids sql.c's

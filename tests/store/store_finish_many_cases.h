@@ -70,3 +70,70 @@ static void finish_batch_many_succeeded(void **state)
 		assert_int_equal(events_of(f, id[i], "stale-outcome", NULL), i == 3 ? 2 : 0);
 	}
 }
+
+/* wave8 sqlw2: NB outcomes in one batch, all but the last held by their attempts: on
+ * SQLite the first 32 go in one multi-row statement (SQL_FINISH_SUCCEEDED_ROWS32), the
+ * next 16 in another (ROWS16), the last held one alone; on PostgreSQL all in one; each
+ * row gets its own values (result or none, outcome, exit status, finish time), the last
+ * (reported by an instance that does not hold it) is fenced off, and the batch again is
+ * recognised as recorded. */
+#define NB 50
+static void finish_batch_rows_of_32(void **state)
+{
+	static const char bin[] = {'x', 0, (char)0x80, '\'', 'y'};
+	struct fx *f = *state;
+	struct wq__claimed c[NB];
+	struct wq__outcome o[NB];
+	const struct wq__outcome *v[NB];
+	wq_rc rcs[NB];
+	wq_error errs[NB], e;
+	int64_t id[NB];
+	char *body = NULL;
+	size_t len = 0;
+	wq_task t;
+	int i, round;
+
+	instance(f, "w1");
+	for (i = 0; i < NB; i++) {
+		f->now++;
+		assert_int_equal(enqueue(f, NULL, NULL, &id[i], &e), WQ_OK);
+		assert_int_equal(claim(f, "w1", &c[i]), 1);
+		o[i] = succeeded(&c[i], "w1", f->now + 100 + i);
+		o[i].exit_status = i;
+		v[NB - 1 - i] = &o[i]; /* out of task order: the batch sorts them */
+	}
+	o[2].result = bin;
+	o[2].result_len = sizeof(bin);
+	o[5].result = NULL;
+	o[5].result_len = 0;
+	o[5].outcome = "discarded";
+	o[NB - 1].instance = "w2"; /* not the owner */
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(M->finish_batch(f->s, v, NB, rcs, errs, NULL, NULL, NULL, &e),
+				 WQ_OK);
+		for (i = 0; i < NB; i++)
+			assert_int_equal(rcs[NB - 1 - i], i == NB - 1 ? WQ_ESTALE : WQ_OK);
+	}
+	for (i = 0; i < NB; i++) {
+		assert_int_equal(M->get(f->s, id[i], &t, &e), WQ_OK);
+		if (i == NB - 1) {
+			assert_int_equal(t.state, WQ_STATE_RUNNING);
+			assert_int_equal(events_of(f, id[i], "stale-outcome", NULL), 2);
+			continue;
+		}
+		assert_int_equal(t.state, WQ_STATE_SUCCEEDED);
+		assert_true(t.finished_at == o[i].now);
+		assert_true(t.updated_at == o[i].now);
+		assert_int_equal(t.has_result, i == 5 ? 0 : 1);
+		assert_true(t.result_size == (i == 5 ? 0 : i == 2 ? (int64_t)sizeof(bin) : 4));
+		assert_string_equal(t.result_sha256, i == 5 ? "" : FP);
+		assert_string_equal(t.outcome, i == 5 ? "discarded" : "");
+		assert_int_equal(events_of(f, id[i], "succeeded", NULL), 1);
+		assert_int_equal(events_of(f, id[i], "stale-outcome", NULL), 0);
+	}
+	assert_int_equal(M->result(f->s, id[2], &body, &len, &e), WQ_OK);
+	assert_int_equal(len, sizeof(bin));
+	assert_memory_equal(body, bin, sizeof(bin));
+	free(body);
+}
+#undef NB

@@ -114,13 +114,14 @@ static int64_t scalar(struct wq__conn *c, const char *sql)
 
 /* How many temporary b-trees (OpenEphemeral) the program of sql opens: one inside a
  * row loop is paid for every row (an IN list in a CHECK or a partial index's WHERE). */
-static int ephemerals_of(struct wq__conn *c, const char *sql)
+static int ephemerals_of(struct wq__conn *c, const char *sql, const struct wq__arg *args,
+			 int nargs)
 {
 	struct wq__cursor cur;
 	size_t len;
 	int n = 0;
 
-	assert_int_equal(run(c, sql, NULL, 0, &cur), WQ__SQL_OK);
+	assert_int_equal(run(c, sql, args, nargs, &cur), WQ__SQL_OK);
 	while (D->step(&cur) == 1)
 		n += strcmp(D->col_text(&cur, 1, &len), "OpenEphemeral") == 0;
 	sqlite3_finalize(cur.st);
@@ -276,7 +277,8 @@ static void test_v4_tasks_rebuilt_children_kept(void **state)
 					     "payload, payload_size, payload_sha256, "
 					     "payload_version, priority, state, due_at, order_at, "
 					     "created_at, updated_at, max_attempts) VALUES ('k', "
-					     "'o2', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1)"),
+					     "'o2', '{}', 2, '', 1, 0, 'pending', 0, 0, 0, 0, 1)",
+				       NULL, 0),
 			 0);
 }
 
@@ -357,6 +359,105 @@ static void test_v4_next_due_reads(void **state)
 	}
 }
 
+/* wave8 sqlw2: a batch's facts (SQL_TASK_STATES) are rowid lookups of the ids given,
+ * in their order, with no temporary b-tree (an IN list built one every run); a missing
+ * id gives no row. */
+static void test_v4_task_facts_read(void **state)
+{
+	struct fixture *f = *state;
+	const struct wq__arg ids = WQ__AT("[7, 8, 9]");
+	struct wq__cursor *cur;
+	char plan[2048], *sql;
+
+	migrate_from_v3_rows(f->c); /* task 7: pending */
+	assert_int_equal(D->script(f->c,
+		"INSERT INTO tasks (id, kind, operation, payload, payload_size, payload_sha256, "
+		"payload_version, priority, state, due_at, order_at, created_at, updated_at, "
+		"max_attempts, notify) VALUES (9, 'k', 'op9', '{}', 2, '', 1, 0, 'running', 0, "
+		"0, 0, 0, 1, '[\"c\"]')"),
+			 WQ__SQL_OK);
+	plan_of(f->c, SQL_TASK_STATES, &ids, 1, plan, sizeof(plan));
+	if (!strstr(plan, "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)"))
+		fail_msg("facts: %s", plan);
+	sql = sqlite3_mprintf("EXPLAIN %s", wq__sqlite_dialect.variant(SQL_TASK_STATES));
+	assert_non_null(sql);
+	assert_int_equal(ephemerals_of(f->c, sql, &ids, 1), 0);
+	sqlite3_free(sql);
+	assert_int_equal(D->exec(f->c, SQL_TASK_STATES, &ids, 1, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 1);
+	assert_int_equal(D->col_i64(cur, 0), 7);
+	assert_int_equal(D->col_i64(cur, 6), 0); /* no notify list */
+	assert_int_equal(D->step(cur), 1);
+	assert_int_equal(D->col_i64(cur, 0), 9);
+	assert_int_equal(D->col_i64(cur, 6), 1);
+	assert_int_equal(D->step(cur), 0);
+	D->done(cur);
+}
+
+/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS32 (and 16) looks each row's task up by rowid
+ * (never a walk of the running tasks), builds its two temporary b-trees once a run (the
+ * rows, the rows to change), and changes only the rows its fence holds
+ * (SQL_FINISH_SUCCEEDED's WQ__OWNED): of 32 rows for tasks 1..32, attempt 1 of w1, task
+ * 32's claims attempt 2 and task 7 is pending: 30 change, each with its own values. */
+static void test_v4_finish_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct wq__arg a[32 * 10];
+	struct wq__cursor *cur;
+	char plan[2048], *sql;
+	int64_t n;
+
+	migrate(f->c);
+	for (int r = 0; r < 32; r++) {
+		char *ins = sqlite3_mprintf(
+			"INSERT INTO tasks (id, kind, operation, payload, payload_size, "
+			"payload_sha256, payload_version, priority, state, due_at, order_at, "
+			"created_at, updated_at, max_attempts, attempt, instance) VALUES (%d, 'k', "
+			"'op%d', '{}', 2, '', 1, 0, '%s', 0, 0, 0, 0, 3, 1, 'w1')",
+			r + 1, r + 1, r == 6 ? "pending" : "running");
+
+		assert_int_equal(D->script(f->c, ins), WQ__SQL_OK);
+		sqlite3_free(ins);
+		a[r * 10 + 0] = WQ__AI(r + 1);
+		a[r * 10 + 1] = WQ__AI(r == 31 ? 2 : 1);
+		a[r * 10 + 2] = WQ__AT("w1");
+		a[r * 10 + 3] = WQ__AI(100 + r);
+		a[r * 10 + 4] = WQ__AT(r == 1 ? "discarded" : "");
+		a[r * 10 + 5] = r == 1 ? WQ__ANULL : WQ__AB("res", 3);
+		a[r * 10 + 6] = WQ__AI(r == 1 ? 0 : 3);
+		a[r * 10 + 7] = WQ__AT(r == 1 ? "" : "sha");
+		a[r * 10 + 8] = WQ__AI(r != 1);
+		a[r * 10 + 9] = WQ__AI(r);
+	}
+	plan_of(f->c, SQL_FINISH_SUCCEEDED_ROWS32, a, 320, plan, sizeof(plan));
+	if (!strstr(plan, "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)") ||
+	    strstr(plan, "SCAN tasks") || strstr(plan, "INDEX tasks_claim"))
+		fail_msg("finish rows: %s", plan);
+	sql = sqlite3_mprintf("EXPLAIN %s",
+			      wq__sqlite_dialect.variant(SQL_FINISH_SUCCEEDED_ROWS32));
+	assert_non_null(sql);
+	assert_int_equal(ephemerals_of(f->c, sql, a, 320), 2);
+	sqlite3_free(sql);
+	plan_of(f->c, SQL_FINISH_SUCCEEDED_ROWS16, a, 160, plan, sizeof(plan));
+	if (!strstr(plan, "SEARCH tasks USING INTEGER PRIMARY KEY (rowid=?)") ||
+	    strstr(plan, "SCAN tasks") || strstr(plan, "INDEX tasks_claim"))
+		fail_msg("finish rows (16): %s", plan);
+	assert_int_equal(D->exec(f->c, SQL_FINISH_SUCCEEDED_ROWS32, a, 320, &cur), WQ__SQL_OK);
+	assert_int_equal(D->step(cur), 0);
+	assert_int_equal(D->changes(cur), 30);
+	D->done(cur);
+	n = scalar(f->c, "SELECT count(*) FROM tasks WHERE state = 'succeeded' AND "
+			 "finished_at = 99 + id AND updated_at = finished_at AND "
+			 "last_exit_status = id - 1 AND reason = '' AND ((id = 2 AND result IS NULL "
+			 "AND has_result = 0 AND outcome = 'discarded' AND result_size = 0) OR "
+			 "(id <> 2 AND result = CAST('res' AS BLOB) AND has_result = 1 AND "
+			 "result_size = 3 AND result_sha256 = 'sha' AND outcome = ''))");
+	assert_int_equal(n, 30);
+	assert_int_equal(scalar(f->c, "SELECT count(*) FROM tasks WHERE id IN (7, 32) AND "
+				      "state <> 'succeeded' AND finished_at = 0"),
+			 2);
+}
+
 /* wave7 drain: tasks_claim holds live tasks only (a finished task leaves it), its WHERE
  * costs no temporary table per state change (ORs, not IN), and the statements that read
  * it still may: the active count (written to match), the claim; prune reads
@@ -384,7 +485,7 @@ static void test_v4_claim_live_states(void **state)
 				      "'interrupted'"),
 			 0);
 	assert_int_equal(ephemerals_of(f->c, "EXPLAIN UPDATE tasks SET state = 'running' "
-					     "WHERE id = 7"),
+					     "WHERE id = 7", NULL, 0),
 			 0);
 	plan_of(f->c, SQL_ACTIVE_COUNT, args, 2, plan, sizeof(plan));
 	assert_non_null(strstr(plan, "USING INDEX tasks_claim (state=?)"));
@@ -777,6 +878,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v4_running_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_claim_live_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_next_due_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_task_facts_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_finish_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_tasks_rebuilt_children_kept, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wal_dirsync_mark, setup, teardown),

@@ -1275,6 +1275,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(finish_batch_with_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_rows_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_batch_many_succeeded, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_batch_rows_of_32, setup, teardown),
 		/* limits, follow-ups (issue 10) */
 		cmocka_unit_test_setup_teardown(kind_concurrency_across_instances, setup, teardown),
 		cmocka_unit_test_setup_teardown(starts_per_day_defer_in_claim, setup, teardown),
