@@ -245,8 +245,8 @@ int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req)
 	/* Signalled after the unlock: woken under it, the thread would block at once on the
 	 * mutex still held here (glibc's waiter retakes it itself), one more futex round
 	 * trip and context switch on the path from a wake-up to a handler's start (W3). The
-	 * thread re-checks claim_todo under the mutex, so no wake-up is lost; the cv lives
-	 * until wq__st_stop joined the thread. */
+	 * thread re-checks its request flags under the mutex, so no wake-up is lost; the cv
+	 * lives until wq__st_stop joined the thread. */
 	pthread_cond_signal(&st->cv);
 	return 1;
 }

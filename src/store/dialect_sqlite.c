@@ -77,17 +77,14 @@ WQ__SQL_TEXTS;
 #define ATT_ROWS4 ATT_ROW ", " ATT_ROW ", " ATT_ROW ", " ATT_ROW
 #define ATT_ROWS8 ATT_ROWS4 ", " ATT_ROWS4
 #define ATT_ROWS32 ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8 ", " ATT_ROWS8
-/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS16/32: SQL_FINISH_SUCCEEDED's SET and fence
- * (WQ__OWNED) per row r of ($1 id, $2 attempt, $3 instance, $4 now, $5 outcome,
- * $6 result, $7 its size, $8 its sha256, $9 has result, $10 exit status). */
+/* wave8 sqlw2: SQL_FINISH_SUCCEEDED_ROWS16/32: SQL_FINISH_SUCCEEDED's SET and fence per
+ * row r of ($1 id, $2 attempt, $3 instance, $4 now, $5 outcome, $6 result, $7 its size,
+ * $8 its sha256, $9 has result, $10 exit status). */
 #define FIN_UPDATE                                                                         \
-	"UPDATE tasks SET state = 'succeeded', finished_at = r.column4, updated_at = "       \
-	"r.column4, outcome = r.column5, result = r.column6, result_size = r.column7, "      \
-	"result_sha256 = r.column8, has_result = r.column9, last_exit_status = r.column10, "  \
-	"reason = '', reason_detail = '' FROM (VALUES "
-#define FIN_FENCE                                                                          \
-	") AS r WHERE tasks.id = r.column1 AND tasks.state = 'running' AND tasks.attempt = " \
-	"r.column2 AND tasks.instance = r.column3"
+	"UPDATE tasks SET " WQ__SUCCEEDED_SET("r.column4", "r.column5", "r.column6",        \
+					      "r.column7", "r.column8", "r.column9",         \
+					      "r.column10") " FROM (VALUES "
+#define FIN_FENCE ") AS r WHERE " WQ__FENCE("r.column1", "r.column2", "r.column3")
 #define FIN_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define FIN_ROWS4 FIN_ROW ", " FIN_ROW ", " FIN_ROW ", " FIN_ROW
 #define FIN_ROWS8 FIN_ROWS4 ", " FIN_ROWS4

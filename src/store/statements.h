@@ -75,8 +75,20 @@
 
 #define WQ__INSTANCE_COLUMNS "id, host, host_id, pid, proc_start, started_at, heartbeat_at"
 
-/* The fencing condition of SPEC §3, shared by the five finish statements. */
-#define WQ__OWNED " WHERE id = $1 AND state = 'running' AND attempt = $2 AND instance = $3"
+/* The fencing condition of SPEC §3 for the task of (id, attempt, instance): shared by
+ * the five finish statements (WQ__OWNED, their $1 $2 $3) and SQLite's multi-row finish
+ * (dialect_sqlite.c, one row of bound values each). */
+#define WQ__FENCE(id, attempt, instance)                                                   \
+	"id = " id " AND state = 'running' AND attempt = " attempt " AND instance = " instance
+#define WQ__OWNED " WHERE " WQ__FENCE("$1", "$2", "$3")
+
+/* What recording a success writes (SQL_FINISH_SUCCEEDED, $4..$10; SQLite's multi-row
+ * finish, the columns of its rows of values). */
+#define WQ__SUCCEEDED_SET(now, outcome, result, size, sha, has_result, exit_status)        \
+	"state = 'succeeded', finished_at = " now ", updated_at = " now ", outcome = "      \
+	outcome ", result = " result ", result_size = " size ", result_sha256 = " sha          \
+	", has_result = " has_result ", last_exit_status = " exit_status                    \
+	", reason = '', reason_detail = ''"
 
 /* The fencing condition of a delivery attempt. */
 #define WQ__DLV_OWNED " WHERE id = $1 AND state = 'sending' AND attempts = $2 AND instance = $3"
@@ -242,10 +254,8 @@
 	X(SQL_ATTEMPT_RECORDED, "SELECT 1 FROM attempts WHERE task_id = $1 AND attempt = "  \
 	  "$2 AND instance = $3 AND finished_at = $4 AND ((outcome = $5 AND reason = $6) "  \
 	  "OR (outcome = 'interrupted' AND reason = 'uncertain-effect'))")                  \
-	X(SQL_FINISH_SUCCEEDED, "UPDATE tasks SET state = 'succeeded', finished_at = $4, "  \
-	  "updated_at = $4, outcome = $5, result = $6, result_size = $7, result_sha256 = "  \
-	  "$8, has_result = $9, last_exit_status = $10, reason = '', reason_detail = ''"    \
-	  WQ__OWNED)                                                                        \
+	X(SQL_FINISH_SUCCEEDED, "UPDATE tasks SET " WQ__SUCCEEDED_SET("$4", "$5", "$6",     \
+	  "$7", "$8", "$9", "$10") WQ__OWNED)                                               \
 	/* The priority head start (due_at - order_at) carries over to the new due time. */ \
 	X(SQL_FINISH_RETRY, "UPDATE tasks SET state = 'pending', updated_at = $4, due_at "  \
 	  "= $5, order_at = $5 - (due_at - order_at), reason = $6, reason_detail = $7, "    \
