@@ -150,17 +150,15 @@ static wq_rc finish_rows(struct wq__store *s, const struct wq__outcome **fit, si
 	return rc;
 }
 
-/* The rows of the fitting outcomes fit[0..k) to the store: bound rows (SQLite) or one
- * statement of JSON rows sent without waiting (PostgreSQL). */
-static wq_rc finish_send(struct wq__store *s, const struct wq__outcome **fit, size_t k,
+/* The rows of the fitting outcomes fit[0..k) to the store as one statement of JSON rows
+ * sent without waiting (PostgreSQL). */
+static wq_rc finish_json(struct wq__store *s, const struct wq__outcome **fit, size_t k,
 			 wq_error *err)
 {
 	struct wq__rowbuf b = {0};
 	const char *text = NULL;
 	wq_rc rc = WQ_OK;
 
-	if (wq__sql_text(s->d, SQL_FINISH_SUCCEEDED_ROWS32))
-		return finish_rows(s, fit, k, err);
 	for (size_t i = 0; !rc && i < k; i++)
 		if (add_row(&b, fit[i]))
 			rc = WQ_ENOMEM;
@@ -210,7 +208,7 @@ wq_rc wq__finish_many(struct wq__store *s, const struct wq__outcome *const *v, s
 						       .attempt = fit[i]->attempt};
 	s->nfin_many = k;
 	if (k)
-		rc = finish_send(s, fit, k, err);
+		rc = rows ? finish_rows(s, fit, k, err) : finish_json(s, fit, k, err);
 out:
 	free(fit);
 	if (rc || k == 0)
