@@ -204,7 +204,7 @@ static void check_stop(struct wq_worker *w)
 	}
 }
 
-static void on_wake(uv_async_t *a)
+static void on_wake(struct wq__notify *a)
 {
 	check_stop(a->data);
 }
@@ -223,8 +223,8 @@ void wq_worker_stop(wq_worker *w)
 	if (!w)
 		return;
 	w->stop_requests++;
-	if (w->loop_ready)
-		uv_async_send(&w->wake);
+	if (w->wake_ready)
+		wq__notify_send(&w->wake);
 }
 
 /* ------------------------------------------------------------------ store errors ---- */
@@ -952,13 +952,13 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 		return wq__err(err, WQ_EIO, "uv_loop_init: %s", uv_strerror(uerr));
 	}
 	w->loop_ready = 1;
-	uerr = uv_async_init(&w->loop, &w->wake, on_wake);
+	uerr = wq__notify_init(&w->loop, &w->wake, on_wake, w);
 	if (uerr != 0) {
 		wq_worker_free(w);
-		return wq__err(err, WQ_EIO, "uv_async_init: %s", uv_strerror(uerr));
+		return wq__err(err, WQ_EIO, "the worker's wake-up: %s", uv_strerror(uerr));
 	}
-	uv_unref((uv_handle_t *)&w->wake); /* stop requests must not keep uv_run alive */
-	w->wake.data = w;
+	w->wake_ready = 1;
+	uv_unref((uv_handle_t *)&w->wake.poll); /* stop requests must not keep uv_run alive */
 	uv_timer_init(&w->loop, &w->poll);
 	uv_timer_init(&w->loop, &w->beat);
 	uv_timer_init(&w->loop, &w->drain);
@@ -1089,6 +1089,8 @@ void wq_worker_free(wq_worker *w)
 	wq__deliver_close(w->dl);
 	wq__pool_close(w->pool);
 	wq__st_stop(w); /* before its async handle closes */
+	if (w->wake_ready)
+		wq__notify_close(&w->wake); /* before the walk: its eventfd closes with it */
 	if (w->loop_ready) {
 		uv_walk(&w->loop, close_walk, NULL);
 		uv_run(&w->loop, UV_RUN_DEFAULT);

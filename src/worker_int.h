@@ -142,7 +142,8 @@ struct wq_worker {
 	int concurrency;
 
 	uv_loop_t loop;
-	uv_async_t wake;
+	struct wq__notify wake; /* wq_worker_stop from any thread (notify.h) */
+	int wake_ready;
 	uv_timer_t poll, beat, drain, kick;
 	uv_signal_t sigterm, sigint;
 	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN, SQLite's

@@ -79,7 +79,7 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-/* Nothing in flight: the async handle must not keep uv_run alive (as w->wake). */
+/* Nothing in flight: the wake-up handle must not keep uv_run alive (as w->wake). */
 static void ref_if_busy(struct wq__store_thread *st)
 {
 	if (st->batch_busy || st->claim_busy)
