@@ -140,7 +140,8 @@ static void fill(int n)
 {
 	sqlite3_stmt *ins = prep("INSERT INTO tasks (kind, operation, payload, state, due_at) "
 				 "VALUES ('bench', ?1, '{\"i\":1}', 'pending', 0)");
-	sqlite3_stmt *input = prep("INSERT INTO task_input (id) VALUES (last_insert_rowid())");
+	sqlite3_stmt *input =
+		split ? prep("INSERT INTO task_input (id) VALUES (last_insert_rowid())") : NULL;
 	char op[40];
 
 	run("BEGIN");
