@@ -25,63 +25,21 @@
 
 #include <cmocka.h>
 
-#ifdef WQ_HAVE_POSTGRES
-#include <libpq-fe.h>
-#endif
+#include "fresh_store.h"
 
 static const char *backend;
-static char url[512];
-static char tmpdir[64];
-#ifdef WQ_HAVE_POSTGRES
-static char pg_maint[512], pg_db[64];
-#endif
+static const char *url; /* the test's store (fresh_store.h) */
 
 #define WAIT_S 60 /* bound of every wait: far above what any step needs */
 
-/* ---- one fresh store per test ---- */
-
-#ifdef WQ_HAVE_POSTGRES
-static int pg_command(const char *sql)
-{
-	PGconn *c = PQconnectdb(pg_maint);
-	PGresult *r;
-	int ok;
-
-	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "test_inproc: %s", PQerrorMessage(c));
-		PQfinish(c);
-		return -1;
-	}
-	r = PQexec(c, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "test_inproc: %s: %s", sql, PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
-#endif
+/* ---- one fresh store per test (fresh_store.h) ---- */
 
 static int setup(void **state)
 {
-	static int n;
 	wq_db *db = NULL;
 	wq_error e;
 
-	n++;
-	if (strcmp(backend, "sqlite") == 0) {
-		snprintf(url, sizeof(url), "%s/t%d.db", tmpdir, n);
-	} else {
-#ifdef WQ_HAVE_POSTGRES
-		char sql[128];
-		const char *slash = strrchr(pg_maint, '/');
-
-		snprintf(pg_db, sizeof(pg_db), "wq_inproc_%ld_%d", (long)getpid(), n);
-		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_db);
-		assert_int_equal(pg_command(sql), 0);
-		snprintf(url, sizeof(url), "%.*s/%s", (int)(slash - pg_maint), pg_maint, pg_db);
-#endif
-	}
+	url = fresh_store_new();
 	if (wq_db_open(url, WQ_OPEN_MIGRATE, &db, &e) != WQ_OK)
 		fail_msg("open %s: %s", url, e.message);
 	*state = db;
@@ -91,14 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	wq_db_close(*state);
-#ifdef WQ_HAVE_POSTGRES
-	if (strcmp(backend, "postgres") == 0) {
-		char sql[128];
-
-		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_db);
-		pg_command(sql);
-	}
-#endif
+	fresh_store_drop();
 	return 0;
 }
 
@@ -901,30 +852,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(eight_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(ten_thousand_noops, setup, teardown),
 	};
-	char cmd[128];
-	int rc;
+	int rc = fresh_store_begin("test_inproc", argc, argv);
 
-	backend = argc > 1 ? argv[1] : "sqlite";
-	if (strcmp(backend, "sqlite") != 0) {
-#ifdef WQ_HAVE_POSTGRES
-		const char *pg = getenv("WAKEQ_TEST_PG_URL");
-
-		if (!pg || !*pg) {
-			fprintf(stderr, "test_inproc: no $WAKEQ_TEST_PG_URL: skipped\n");
-			return 77;
-		}
-		snprintf(pg_maint, sizeof(pg_maint), "%s", pg);
-#else
-		fprintf(stderr, "test_inproc: built without PostgreSQL: skipped\n");
-		return 77;
-#endif
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/wq-inproc-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
+	if (rc != 0)
+		return rc;
+	backend = fresh_store_backend();
 	rc = cmocka_run_group_tests_name(backend, tests, NULL, NULL);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "test_inproc: could not remove %s\n", tmpdir);
+	fresh_store_end();
 	return rc;
 }

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "store/op.h"
+#include "fresh_store.h"
 
 #include <inttypes.h>
 #include <setjmp.h>
@@ -28,62 +29,22 @@
 
 static const struct wq__store_methods *M;
 static const char *backend;
-static char url[512];
-static char tmpdir[64];
-#ifdef WQ_HAVE_POSTGRES
-static char pg_maint[512], pg_db[64];
-#endif
+static const char *url; /* the test's store (fresh_store.h) */
 
 struct fx {
 	struct wq__store *s;
 	int64_t now;
 };
 
-/* ---- one fresh store per test ---- */
-
-#ifdef WQ_HAVE_POSTGRES
-static int pg_command(const char *sql)
-{
-	PGconn *c = PQconnectdb(pg_maint);
-	PGresult *r;
-	int ok;
-
-	if (PQstatus(c) != CONNECTION_OK) {
-		fprintf(stderr, "test_store: %s", PQerrorMessage(c));
-		PQfinish(c);
-		return -1;
-	}
-	r = PQexec(c, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "test_store: %s: %s", sql, PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
-#endif
+/* ---- one fresh store per test (fresh_store.h) ---- */
 
 static int setup(void **state)
 {
-	static int n;
 	struct fx *f = calloc(1, sizeof(*f));
 	wq_error e;
 
 	assert_non_null(f);
-	n++;
-	if (strcmp(backend, "sqlite") == 0) {
-		snprintf(url, sizeof(url), "%s/t%d.db", tmpdir, n);
-	} else {
-#ifdef WQ_HAVE_POSTGRES
-		char sql[128];
-		const char *slash = strrchr(pg_maint, '/');
-
-		snprintf(pg_db, sizeof(pg_db), "wq_store_%ld_%d", (long)getpid(), n);
-		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_db);
-		assert_int_equal(pg_command(sql), 0);
-		snprintf(url, sizeof(url), "%.*s/%s", (int)(slash - pg_maint), pg_maint, pg_db);
-#endif
-	}
+	url = fresh_store_new();
 	assert_int_equal(M->open(url, WQ_OPEN_MIGRATE, &f->s, &e), WQ_OK);
 	f->now = T0;
 	*state = f;
@@ -96,14 +57,7 @@ static int teardown(void **state)
 
 	M->close(f->s);
 	free(f);
-#ifdef WQ_HAVE_POSTGRES
-	if (strcmp(backend, "postgres") == 0) {
-		char sql[128];
-
-		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_db);
-		pg_command(sql);
-	}
-#endif
+	fresh_store_drop();
 	return 0;
 }
 
@@ -1317,33 +1271,17 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(event_needs_its_task, setup, teardown),
 	};
-	char cmd[128];
-	int rc;
+	int rc = fresh_store_begin("test_store", argc, argv);
 
-	backend = argc > 1 ? argv[1] : "sqlite";
-	if (strcmp(backend, "sqlite") == 0) {
-		M = &wq__sqlite_methods;
-	} else {
+	if (rc != 0)
+		return rc;
+	backend = fresh_store_backend();
 #ifdef WQ_HAVE_POSTGRES
-		const char *pg = getenv("WAKEQ_TEST_PG_URL");
-
-		if (!pg || !*pg) {
-			fprintf(stderr, "test_store: no $WAKEQ_TEST_PG_URL: skipped\n");
-			return 77;
-		}
-		snprintf(pg_maint, sizeof(pg_maint), "%s", pg);
-		M = &wq__postgres_methods;
+	M = strcmp(backend, "sqlite") == 0 ? &wq__sqlite_methods : &wq__postgres_methods;
 #else
-		fprintf(stderr, "test_store: built without PostgreSQL: skipped\n");
-		return 77;
+	M = &wq__sqlite_methods;
 #endif
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/wq-store-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
 	rc = cmocka_run_group_tests_name(backend, tests, NULL, NULL);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "test_store: could not remove %s\n", tmpdir);
+	fresh_store_end();
 	return rc;
 }
