@@ -327,11 +327,10 @@ static void unlink_job(struct wq_worker *w, struct wq__job *j)
 
 static void after_finish(struct wq_worker *w);
 
-/* Job j is settled (its outcome recorded, refused or given up): forget it, and move the
- * worker on (claim again, or finish the drain). */
-void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j)
+/* A handler or delivery slot is free again: during a drain the worker ends once nothing
+ * is busy; otherwise a prefetched task takes the slot and the worker claims again. */
+static void slot_freed(struct wq_worker *w)
 {
-	unlink_job(w, j);
 	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
 		if (busy(w) == 0)
 			shutdown_now(w);
@@ -339,6 +338,14 @@ void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j)
 		wq__prefetch_next(w);
 		after_finish(w);
 	}
+}
+
+/* Job j is settled (its outcome recorded, refused or given up): forget it, and move the
+ * worker on (claim again, or finish the drain). */
+void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j)
+{
+	unlink_job(w, j);
+	slot_freed(w);
 }
 
 static void on_kick(uv_timer_t *t);
@@ -353,15 +360,7 @@ static void after_finish(struct wq_worker *w)
 /* A delivery left its slot (deliver.c). */
 static void on_delivery_settled(void *ud)
 {
-	struct wq_worker *w = ud;
-
-	if (w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) {
-		if (busy(w) == 0)
-			shutdown_now(w);
-	} else {
-		wq__prefetch_next(w);
-		after_finish(w);
-	}
+	slot_freed(ud);
 }
 
 
