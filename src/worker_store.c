@@ -16,6 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Under st->mu: a claim's answer (alone, or with its batch) for the loop. */
+static void claim_answered(struct wq__store_thread *st, struct wq__claimed *got,
+			   size_t ngot, wq_rc rc, const wq_error *e)
+{
+	st->got = got;
+	st->ngot = ngot;
+	st->claim_rc = rc;
+	st->claim_e = *e;
+	st->claim_ready = 1;
+}
+
 static void *thread_main(void *arg)
 {
 	struct wq_worker *w = arg;
@@ -48,12 +59,8 @@ static void *thread_main(void *arg)
 			st->batch_todo = 0;
 			st->batch_ready = 1;
 			if (with) {
-				st->got = got;
-				st->ngot = ngot;
-				st->claim_rc = rc;
-				st->claim_e = e;
 				st->claim_with_batch = 0;
-				st->claim_ready = 1;
+				claim_answered(st, got, ngot, rc, &e);
 			}
 			wq__notify_send(&st->done);
 			continue;
@@ -64,12 +71,8 @@ static void *thread_main(void *arg)
 			ngot = 0;
 			WQ__STORE_RETRY(rc, st->db, claim, &st->req, &got, &ngot, &e);
 			pthread_mutex_lock(&st->mu);
-			st->got = got;
-			st->ngot = ngot;
-			st->claim_rc = rc;
-			st->claim_e = e;
 			st->claim_todo = 0;
-			st->claim_ready = 1;
+			claim_answered(st, got, ngot, rc, &e);
 			wq__notify_send(&st->done);
 			continue;
 		}
