@@ -123,9 +123,7 @@ static void intake_abandon_reports_once(void **state)
 	instance(f, "w1");
 	task = intake_record(f, "m9");
 	assert_int_equal(claim(f, "w1", &c), 1);
-	o = succeeded(&c, "w1", f->now);
-	o.kind = WQ__FINISH_FAILED;
-	o.result = NULL;
+	o = outcome_of(&c, "w1", WQ__FINISH_FAILED, f->now);
 	o.reason = "exit-75";
 	o.exit_status = 75;
 	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);

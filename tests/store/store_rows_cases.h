@@ -69,15 +69,11 @@ static void finish_batch_rows_mixed(void **state)
 	o[0] = succeeded(&c[0], "w1", done_at);
 	o[1] = succeeded(&c[1], "w1", done_at);
 	o[1].attempt = c[1].attempt + 1; /* stale: not the attempt that owns the task */
-	o[2] = succeeded(&c[2], "w1", done_at);
-	o[2].kind = WQ__FINISH_RETRY;
-	o[2].result = NULL;
+	o[2] = outcome_of(&c[2], "w1", WQ__FINISH_RETRY, done_at);
 	o[2].reason = "boom";
 	o[2].exit_status = 2;
 	o[2].retry_at = done_at + 3600000000LL; /* not due for the riding claim */
-	o[3] = succeeded(&c[3], "w1", done_at);
-	o[3].kind = WQ__FINISH_FAILED;
-	o[3].result = NULL;
+	o[3] = outcome_of(&c[3], "w1", WQ__FINISH_FAILED, done_at);
 	o[3].reason = "exit-status";
 	o[3].exit_status = 3;
 	req.now = done_at;

@@ -129,7 +129,9 @@ static size_t claim(struct fx *f, const char *inst, struct wq__claimed *one)
 	return n;
 }
 
-static struct wq__outcome succeeded(const struct wq__claimed *c, const char *inst, int64_t now)
+/* An outcome of kind k for claimed task c, recorded by instance inst at now. */
+static struct wq__outcome outcome_of(const struct wq__claimed *c, const char *inst,
+				     enum wq__finish_kind k, int64_t now)
 {
 	struct wq__outcome o;
 
@@ -137,12 +139,19 @@ static struct wq__outcome succeeded(const struct wq__claimed *c, const char *ins
 	o.task_id = c->id;
 	o.attempt = c->attempt;
 	o.instance = inst;
-	o.kind = WQ__FINISH_SUCCEEDED;
+	o.kind = k;
+	o.now = now;
+	return o;
+}
+
+static struct wq__outcome succeeded(const struct wq__claimed *c, const char *inst, int64_t now)
+{
+	struct wq__outcome o = outcome_of(c, inst, WQ__FINISH_SUCCEEDED, now);
+
 	o.result = "done";
 	o.result_len = 4;
 	o.result_sha256 = FP;
 	o.exit_status = 0;
-	o.now = now;
 	return o;
 }
 
@@ -166,15 +175,9 @@ static int events_of(struct fx *f, int64_t id, const char *type, int64_t *max_id
 
 static struct wq__outcome cancelled(const struct wq__claimed *c, const char *inst, int64_t now)
 {
-	struct wq__outcome o;
+	struct wq__outcome o = outcome_of(c, inst, WQ__FINISH_CANCELLED, now);
 
-	memset(&o, 0, sizeof(o));
-	o.task_id = c->id;
-	o.attempt = c->attempt;
-	o.instance = inst;
-	o.kind = WQ__FINISH_CANCELLED;
 	o.exit_status = 75;
-	o.now = now;
 	return o;
 }
 
@@ -776,14 +779,9 @@ static void retry_new_round(void **state)
 	assert_int_equal(M->retry(f->s, &r, &e), WQ_ESTATE); /* pending */
 	assert_non_null(strstr(e.message, "pending"));
 	assert_int_equal(claim(f, "w1", &c), 1);
-	memset(&o, 0, sizeof(o));
-	o.task_id = c.id;
-	o.attempt = c.attempt;
-	o.instance = "w1";
-	o.kind = WQ__FINISH_FAILED;
+	o = outcome_of(&c, "w1", WQ__FINISH_FAILED, f->now);
 	o.reason = "exit-1";
 	o.exit_status = 1;
-	o.now = f->now;
 	assert_int_equal(M->finish(f->s, &o, &e), WQ_OK);
 	assert_int_equal(M->retry(f->s, &r, &e), WQ_OK);
 	assert_int_equal(M->retry(f->s, &r, &e), WQ_ESTATE); /* pending again */
