@@ -11,7 +11,10 @@ set -eu
 export PGOPTIONS="-c client_min_messages=warning"
 here=$(cd "$(dirname "$0")" && pwd)
 url=$1 b=${2:-64} c=${3:-1} batches=${4:-1200}
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+pgbin=
+for d in /usr/lib/postgresql/*/bin; do
+	[ -x "$d/pgbench" ] && pgbin=$d # the last, i.e. the newest major version
+done
 [ -n "$pgbin" ] || pgbin=$(dirname "$(command -v pgbench)")
 db_url=$(echo "$url" | sed 's|/[^/]*$|/wq_pg_floor|')
 "$pgbin/psql" -q "$url" -c "DROP DATABASE IF EXISTS wq_pg_floor" -c "CREATE DATABASE wq_pg_floor"

@@ -9,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 n=${1:-10000} b=${2:-64}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# shellcheck disable=SC2046
 cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$out/sqlite_floor" \
 	"$here/sqlite_floor.c" $(pkg-config --cflags --libs sqlite3)
 for flags in ${FLAGS:-- w i f d wifd nifd}; do
