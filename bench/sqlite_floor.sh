@@ -16,9 +16,9 @@ for flags in ${FLAGS:-- w i f d wifd nifd}; do
 	f=$flags
 	[ "$f" = - ] && f=
 	valgrind --tool=callgrind --collect-atstart=no --toggle-collect=drain \
-		--callgrind-out-file="$out/cg" "$out/sqlite_floor" "$out/db" "$n" "$b" $f \
+		--callgrind-out-file="$out/cg" "$out/sqlite_floor" "$out/db" "$n" "$b" ${f:+"$f"} \
 		>/dev/null 2>"$out/log"
 	ir=$(grep -o 'Collected : [0-9]*' "$out/log" | awk '{print $3}')
-	wall=$("$out/sqlite_floor" "$out/db" "$n" "$b" $f | grep -o 'tasks_per_s=[0-9]*')
+	wall=$("$out/sqlite_floor" "$out/db" "$n" "$b" ${f:+"$f"} | grep -o 'tasks_per_s=[0-9]*')
 	echo "sqlite_floor n=$n batch=$b flags=$flags per_task=$((ir / n)) $wall"
 done
