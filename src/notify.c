@@ -35,18 +35,14 @@ int wq__notify_init(uv_loop_t *loop, struct wq__notify *n, wq__notify_cb cb, voi
 	if (n->fd < 0)
 		return -errno;
 	r = uv_poll_init(loop, &n->poll, n->fd);
-	if (r == 0) {
-		n->poll.data = n;
-		r = uv_poll_start(&n->poll, UV_READABLE, on_readable);
-		if (r != 0) {
-			wq__notify_close(n); /* closes fd when the handle is closed */
-			return r;
-		}
-		return 0;
+	if (r != 0) {
+		close(n->fd);
+		n->fd = -1;
+		return r;
 	}
-	close(n->fd);
-	n->fd = -1;
-	return r;
+	n->poll.data = n;
+	n->open = 1; /* from here on the owner's close path closes it, failure or not */
+	return uv_poll_start(&n->poll, UV_READABLE, on_readable);
 }
 
 void wq__notify_send(struct wq__notify *n)
@@ -69,7 +65,8 @@ static void on_closed(uv_handle_t *h)
 
 void wq__notify_close(struct wq__notify *n)
 {
-	if (n->fd < 0 || uv_is_closing((uv_handle_t *)&n->poll))
+	if (!n->open)
 		return;
+	n->open = 0;
 	uv_close((uv_handle_t *)&n->poll, on_closed);
 }

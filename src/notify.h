@@ -22,23 +22,28 @@ typedef void (*wq__notify_cb)(struct wq__notify *n);
 
 struct wq__notify {
 	uv_poll_t poll;      /* watches fd; its data is this struct */
-	int fd;              /* the eventfd; -1 when not open */
+	int fd;              /* the eventfd (closed with the handle) */
+	/* 1 from init's uv_poll_init until close: the handle exists and close must be
+	 * called. A zeroed struct reads closed, so owners keep no flag of their own. */
+	int open;
 	atomic_int pending;  /* 1: a write is on its way or unread; later sends skip theirs */
 	wq__notify_cb cb;
 	void *data;          /* the owner's */
 };
 
 /* Opens the eventfd and starts watching it on `loop`. 0, or a negative errno / libuv
- * code (nothing left open). The handle is referenced: uv_unref() it like any other. */
+ * code; after a failure `open` says whether the handle exists (then it must be closed
+ * like a working one, with the loop run afterwards). The handle is referenced:
+ * uv_unref() it like any other. */
 int wq__notify_init(uv_loop_t *loop, struct wq__notify *n, wq__notify_cb cb, void *data);
 
 /* Any thread, async-signal-safe: cb runs on the loop's thread after this call (once for
  * any number of sends meanwhile). Only between init and close. */
 void wq__notify_send(struct wq__notify *n);
 
-/* Loop thread, after a successful init: stops watching; the eventfd is closed once the
- * handle is. No send may follow (the owner's invariant: its senders are gone or told to
- * stop first). A second call does nothing. */
+/* Loop thread: stops watching; the eventfd is closed once the handle is. No send may
+ * follow (the owner's invariant: its senders are gone or told to stop first). Does
+ * nothing unless open (never initialised, a failed init before the handle, closed). */
 void wq__notify_close(struct wq__notify *n);
 
 #endif

@@ -58,7 +58,7 @@ struct wq__pool {
 	size_t nthreads, cap;
 	int want, live, stuck;
 	int idle, wakes;                   /* wave5 drain: see the invariants */
-	int quit, closed, async_ready;
+	int quit, closed;
 };
 
 static void *thread_main(void *arg);
@@ -258,10 +258,14 @@ wq_rc wq__pool_new(uv_loop_t *loop, wq_db *db, int nthreads, wq__pool_done_cb on
 	p->want = nthreads > 0 ? nthreads : 1;
 	uerr = wq__notify_init(loop, &p->async, on_async, p);
 	if (uerr != 0) {
-		wq__pool_free(p);
+		if (!p->async.open) { /* nothing the loop knows of */
+			wq__pool_free(p);
+			p = NULL;
+		}
+		wq__pool_close(p);
+		*out = p; /* when set: the caller closes the loop, then frees */
 		return wq__err(err, WQ_EIO, "handler threads' wake-up: %s", uv_strerror(uerr));
 	}
-	p->async_ready = 1;
 	pthread_mutex_lock(&p->mu);
 	for (int i = 0; i < p->want; i++) {
 		if (start_thread(p) != 0) {
@@ -356,8 +360,7 @@ void wq__pool_close(struct wq__pool *p)
 	}
 	p->calls = NULL;
 	pthread_mutex_unlock(&p->mu);
-	if (p->async_ready)
-		wq__notify_close(&p->async);
+	wq__notify_close(&p->async);
 }
 
 void wq__pool_free(struct wq__pool *p)

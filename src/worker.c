@@ -223,7 +223,7 @@ void wq_worker_stop(wq_worker *w)
 	if (!w)
 		return;
 	w->stop_requests++;
-	if (w->wake_ready)
+	if (w->wake.open)
 		wq__notify_send(&w->wake);
 }
 
@@ -956,7 +956,6 @@ wq_rc wq_worker_new(wq_db *db, const wq_config *cfg, const wq_worker_opts *opts,
 		wq_worker_free(w);
 		return wq__err(err, WQ_EIO, "the worker's wake-up: %s", uv_strerror(uerr));
 	}
-	w->wake_ready = 1;
 	uv_unref((uv_handle_t *)&w->wake.poll); /* stop requests must not keep uv_run alive */
 	uv_timer_init(&w->loop, &w->poll);
 	uv_timer_init(&w->loop, &w->beat);
@@ -1088,8 +1087,7 @@ void wq_worker_free(wq_worker *w)
 	wq__deliver_close(w->dl);
 	wq__pool_close(w->pool);
 	wq__st_stop(w); /* before its async handle closes */
-	if (w->wake_ready)
-		wq__notify_close(&w->wake); /* before the walk: its eventfd closes with it */
+	wq__notify_close(&w->wake); /* before the walk: its eventfd closes with it */
 	if (w->loop_ready) {
 		uv_walk(&w->loop, close_walk, NULL);
 		uv_run(&w->loop, UV_RUN_DEFAULT);

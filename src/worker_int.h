@@ -91,7 +91,6 @@ struct wq__store_thread {
 	pthread_cond_t cv;
 	wq_db *db;            /* the thread's connection; owned */
 	struct wq__notify done;
-	int async_ready;   /* done is open */
 	int stop;             /* under mu */
 	/* An outcome batch (arrays owned by the loop while busy). */
 	int batch_busy;       /* loop: handed over, answer not yet taken */
@@ -143,7 +142,6 @@ struct wq_worker {
 
 	uv_loop_t loop;
 	struct wq__notify wake; /* wq_worker_stop from any thread (notify.h) */
-	int wake_ready;
 	uv_timer_t poll, beat, drain, kick;
 	uv_signal_t sigterm, sigint;
 	uv_poll_t *wakeup;   /* the store's wake-up descriptor (PostgreSQL LISTEN, SQLite's

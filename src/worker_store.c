@@ -148,7 +148,6 @@ void wq__st_start(struct wq_worker *w)
 	}
 	if (wq__notify_init(&w->loop, &st->done, on_done, w) != 0)
 		goto fail;
-	st->async_ready = 1;
 	uv_unref((uv_handle_t *)&st->done.poll);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
@@ -162,8 +161,7 @@ void wq__st_start(struct wq_worker *w)
 fail:
 	wq__worker_log(w, "warning", "store thread: cannot start it; the event loop records "
 				     "outcomes itself");
-	if (st->async_ready)
-		wq__notify_close(&st->done);
+	wq__notify_close(&st->done);
 	wq_db_close(st->db);
 	st->db = NULL;
 }
@@ -195,8 +193,7 @@ void wq__st_stop(struct wq_worker *w)
 		st->batch_busy = 0;
 	}
 	/* The thread is gone (joined above): nothing sends any more. */
-	if (st->async_ready)
-		wq__notify_close(&st->done);
+	wq__notify_close(&st->done);
 	wq_db_close(st->db);
 	st->db = NULL;
 }
