@@ -136,31 +136,29 @@ unseen_uids() { imap_cmd "UID SEARCH UNSEEN" | tr -d '\r' | sed -n 's/^\* SEARCH
 unseen_count() { imap_cmd "UID SEARCH UNSEEN" | tr -d '\r' | sed -n 's/^\* SEARCH *//p' | wc -w | tr -d ' '; }
 seen_count() { imap_cmd "UID SEARCH SEEN" | tr -d '\r' | sed -n 's/^\* SEARCH *//p' | wc -w | tr -d ' '; }
 
-# add_message DIR N [SUBJECT]: writes message N into the Maildir DIR's new/ (through tmp/,
-# as a delivery agent does).
-add_message() {
-	dir=$1; n=$2; subj=${3:-message $2}
-	name="1700000000.M${n}P$$.wakeq-test"
-	printf 'From: Sender %s <sender%s@example.org>\r\nTo: triage@example.org\r\nSubject: %s\r\nDate: Tue, 1 Dec 2026 00:00:00 +0000\r\nMessage-ID: <m%s.%s@example.org>\r\n\r\nBody of message %s.\r\n' \
-		"$n" "$n" "$subj" "$n" "$$" "$n" >"$dir/tmp/$name"
-	mv "$dir/tmp/$name" "$dir/new/$name"
-}
-
-# add_messages DIR FROM TO: messages FROM..TO (as add_message writes them, in one
-# process: two per message cost seconds for t_intake_imap_many's 1,000), owned by the
-# mail user.
-add_messages() {
-	python3 - "$1" "$2" "$3" "$$" <<'PY'
+# write_messages DIR FROM TO [SUBJECT]: messages FROM..TO into the Maildir DIR's new/
+# (each through tmp/, as a delivery agent does), in one process: two per message cost
+# seconds for t_intake_imap_many's 1,000. SUBJECT defaults to "message N".
+write_messages() {
+	python3 - "$1" "$2" "$3" "$$" "${4:-}" <<'PY'
 import os, sys
-d, first, last, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+d, first, last, pid, subject = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 for n in range(first, last + 1):
     name = "1700000000.M%dP%s.wakeq-test" % (n, pid)
     with open(os.path.join(d, "tmp", name), "w", newline="") as f:
         f.write("From: Sender %d <sender%d@example.org>\r\nTo: triage@example.org\r\n"
-                "Subject: message %d\r\nDate: Tue, 1 Dec 2026 00:00:00 +0000\r\n"
+                "Subject: %s\r\nDate: Tue, 1 Dec 2026 00:00:00 +0000\r\n"
                 "Message-ID: <m%d.%s@example.org>\r\n\r\nBody of message %d.\r\n"
-                % (n, n, n, n, pid, n))
+                % (n, n, subject or "message %d" % n, n, pid, n))
     os.rename(os.path.join(d, "tmp", name), os.path.join(d, "new", name))
 PY
+}
+
+# add_message DIR N [SUBJECT]: message N.
+add_message() { write_messages "$1" "$2" "$2" "${3:-}"; }
+
+# add_messages DIR FROM TO: messages FROM..TO, owned by the mail user.
+add_messages() {
+	write_messages "$1" "$2" "$3"
 	if [ "$(id -u)" -eq 0 ] && [ -n "${mail_uid:-}" ]; then chown -R "$mail_uid:$mail_gid" "$1"; fi
 }
