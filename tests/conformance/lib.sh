@@ -101,6 +101,25 @@ succeeded_count() { wq list --state succeeded --limit 1000000 --json | python3 -
 # `runs` file reaching N lines), so that the listing runs a few times, not hundreds.
 runs_reached() { [ "$(lines "$T/runs")" -ge "$1" ]; }
 succeeded_is() { [ "$(succeeded_count)" -eq "$1" ]; }
+# enqueue_in_batches N LINE_FN [TAG]: N tasks through `wakeq enqueue --batch`, 10 to a
+# transaction, task I's JSON line printed by `LINE_FN I` (files $T/batch.TAG*); 1 unless
+# every task of every batch was accepted. For tests that race workers over many tasks
+# while they are enqueued: one CLI process per task would cost most of their time.
+enqueue_in_batches() {
+	_eb_n=$1 _eb_i=0 _eb_f="$T/batch.${3:-b}"
+	while [ $_eb_i -lt "$_eb_n" ]; do
+		_eb_j=$_eb_i
+		: >"$_eb_f"
+		while [ $_eb_j -lt $((_eb_i + 10)) ] && [ $_eb_j -lt "$_eb_n" ]; do
+			"$2" $_eb_j >>"$_eb_f"
+			_eb_j=$((_eb_j + 1))
+		done
+		"$WQ" enqueue --batch "$_eb_f" >"$_eb_f.out" || return 1
+		[ "$(grep -c ' accepted$' "$_eb_f.out")" -eq $((_eb_j - _eb_i)) ] || return 1
+		_eb_i=$_eb_j
+	done
+}
+
 wait_all_succeeded() {
 	wait_until "$2" runs_reached "$1"
 	wait_until 60 succeeded_is "$1"

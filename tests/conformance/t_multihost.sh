@@ -18,25 +18,11 @@ EOF
 for h in a b c d; do
 	WAKEQ_HOST="host-$h" start_worker "w$h" "$T/w.ini"
 done
-# four enqueuers at once, N/4 tasks each, in batches of 10 (`enqueue --batch`, one
-# transaction each) while the workers claim: the claims race as before, and 2,000
-# separate CLI processes (the enqueue is not what this test is about) cost most of
-# its time on a loaded machine
-enqueue_part() { # P: N/4 tasks, {"p":P,"i":I}
-	i=0
-	while [ $i -lt $((N / 4)) ]; do
-		j=$i; : >"$T/batch.$1"
-		while [ $j -lt $((i + 10)) ] && [ $j -lt $((N / 4)) ]; do
-			printf '{"kind":"hop","payload":{"p":%d,"i":%d}}\n' "$1" $j >>"$T/batch.$1"
-			j=$((j + 1))
-		done
-		"$WQ" enqueue --batch "$T/batch.$1" >"$T/batch.$1.out" || return 1
-		[ "$(grep -c ' accepted$' "$T/batch.$1.out")" -eq $((j - i)) ] || return 1
-		i=$j
-	done
-}
+# four enqueuers at once, N/4 tasks each, in batches (enqueue_in_batches) while the
+# workers claim: the claims race as before
+line_of_part() { printf '{"kind":"hop","payload":{"p":%d,"i":%d}}\n' "$part" "$1"; }
 for p in 1 2 3 4; do
-	enqueue_part $p &
+	(part=$p; enqueue_in_batches $((N / 4)) line_of_part $p) &
 	eval "enq$p=$!"
 done
 for p in 1 2 3 4; do eval "wait \$enq$p" || fail "enqueuer $p failed"; done

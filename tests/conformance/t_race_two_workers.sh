@@ -20,23 +20,13 @@ command = sh $HANDLERS/handler.sh ok
 EOF
 start_worker a "$T/w.ini"
 start_worker b "$T/w.ini"
-# enqueued while the workers claim, in batches of 10 (`enqueue --batch`, one transaction
-# each, the kinds alternating): 500 separate CLI processes (the enqueue is not what this
-# test is about) cost most of its time, under ASan above all
-i=0
-while [ $i -lt $N ]; do
-	: >"$T/batch"
-	j=$i
-	while [ $j -lt $((i + 10)) ] && [ $j -lt $N ]; do
-		kind=race
-		[ $((j % 2)) -eq 1 ] && kind=race2
-		printf '{"kind":"%s","payload":{"n":%d}}\n' $kind $j >>"$T/batch"
-		j=$((j + 1))
-	done
-	wq enqueue --batch "$T/batch" >"$T/batch.out"
-	expect_eq "$(grep -c ' accepted$' "$T/batch.out")" $((j - i)) "tasks accepted of a batch"
-	i=$j
-done
+# enqueued while the workers claim, in batches (enqueue_in_batches), the kinds alternating
+line_of() {
+	kind=race
+	[ $(($1 % 2)) -eq 1 ] && kind=race2
+	printf '{"kind":"%s","payload":{"n":%d}}\n' $kind "$1"
+}
+enqueue_in_batches "$N" line_of || fail "a batch of tasks was not accepted whole"
 
 wait_all_succeeded "$N" 180
 kill -TERM "$(cat "$T/a.pid")" "$(cat "$T/b.pid")"
