@@ -61,7 +61,7 @@ static const char *dur(int64_t us, char *buf, size_t sz)
 /* Handlers and deliveries in flight: the drain waits for both. */
 static int busy(const struct wq_worker *w)
 {
-	return w->running + wq__deliver_inflight(w->dl) + w->st.claim_busy;
+	return w->running + wq__deliver_inflight(w->dl) + wq__st_claims(w);
 }
 
 /* ------------------------------------------------------------------ stopping ---- */
@@ -576,7 +576,7 @@ static void check_idle(struct wq_worker *w)
 	wq_rc rc;
 
 	if (!w->until_idle || w->phase != WQ__PH_RUNNING || w->running > 0 ||
-	    !w->last_claim_empty || w->st.claim_busy)
+	    !w->last_claim_empty || wq__st_claims(w))
 		return;
 	WQ__STORE_RETRY(rc, w->db, next_due, w->kinds, w->nkinds, &due, &any_running, &e);
 	if (rc != WQ_OK) {
@@ -613,13 +613,16 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 {
 	int slots;
 
-	if (w->st.claim_busy)
-		w->st.claim_missed = 1;
-	if (w->phase != WQ__PH_RUNNING || !w->registered || w->st.claim_busy)
+	if (w->phase != WQ__PH_RUNNING || !w->registered)
 		return 0;
 	slots = w->concurrency - w->running + extra + wq__prefetch_room(w, extra > 0);
-	if (slots <= 0)
+	if (slots <= 0) {
+		/* A claim in flight on another lane asked for these slots; if it brings fewer
+		 * tasks, they are free after its answer: claim again then. */
+		if (w->pf.asked > 0)
+			w->claim_missed = 1;
 		return 0;
+	}
 	/* After a pause (SIGSTOP, a stalled store) we may have been declared lost: learn it
 	 * before claiming under an id whose row is gone. */
 	if (wq_now() - w->last_beat > w->cfg->heartbeat + w->cfg->heartbeat / 2) {
@@ -649,16 +652,23 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 
 static void claim_tasks(struct wq_worker *w)
 {
+	struct wq__store_thread *st = NULL;
 	struct wq__claim_req req;
 	struct wq__claimed *got = NULL;
 	size_t n = 0;
 	wq_error e;
 	wq_rc rc;
 
+	if (w->nlanes && !(st = wq__st_for_claim(w))) {
+		w->claim_missed = 1; /* every lane claims now: again after an answer */
+		return;
+	}
 	if (!wq__worker_claim_req(w, 0, &req))
 		return;
-	if (wq__st_claim(w, &req))
-		return; /* the store thread claims; wq__worker_claimed starts what it got */
+	if (st) {
+		wq__st_claim(st, &req); /* wq__worker_claimed starts what it got */
+		return;
+	}
 	WQ__STORE_RETRY(rc, w->db, claim, &req, &got, &n, &e);
 	wq__worker_claimed(w, rc, got, n, &e);
 }
@@ -680,10 +690,10 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 	w->last_claim_empty = n == 0;
 	wq__prefetch_take(w, got, n); /* started, or kept for a free slot */
 	free(got);
-	if (!w->st.started)
+	if (!w->nlanes)
 		return;
-	if (w->st.claim_missed) {
-		w->st.claim_missed = 0;
+	if (w->claim_missed) {
+		w->claim_missed = 0;
 		wq__worker_kick(w);
 	}
 	/* The claim ran off the loop: a drain may have begun meanwhile (it waited for this

@@ -78,15 +78,19 @@ struct wq__job {
 };
 
 /*
- * The worker's store thread (worker_store.c): claims and outcome batches run there, on a
- * connection of its own, so the loop keeps starting, reaping and timing out handlers
- * while a commit flushes. At most one claim and one outcome batch are in flight; the
- * answers come back through `done` (notify.h) and are acted on in the loop. Fields under
- * `mu` are shared with the thread; the rest belong to the loop.
+ * A lane of the worker's store (worker_store.c): a thread with a connection of its own
+ * on which claims and outcome batches run, so the loop keeps starting, reaping and timing
+ * out handlers while a commit flushes. A worker has as many lanes as its store takes
+ * writers at once (store.h `writers`: SQLite 1, PostgreSQL 2). Each lane has at most one
+ * claim and one outcome batch in flight; the answers come back through `done` (notify.h)
+ * and are acted on in the loop. Fields under `mu` are shared with the thread; the rest
+ * belong to the loop.
  */
+#define WQ__LANES_MAX 2 /* the most `writers` a store has (store.h) */
+
 struct wq__store_thread {
+	struct wq_worker *w;  /* the lane's worker (for the answers in the loop) */
 	pthread_t th;
-	int started;          /* the thread runs; 0: the loop makes these calls itself */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	wq_db *db;            /* the thread's connection; owned */
@@ -104,9 +108,7 @@ struct wq__store_thread {
 	wq_error batch_e;
 	/* A claim. */
 	int claim_busy;
-	/* A claim was wanted (a wake-up, a finished task) while one was in flight: that
-	 * one may have looked before the new work committed, so claim again after it. */
-	int claim_missed;
+	int asked;                   /* its request's limit, counted in w->pf.asked */
 	int claim_todo, claim_ready; /* under mu */
 	int claim_with_batch;        /* under mu: the claim rides in the batch's transaction */
 	struct wq__claim_req req;
@@ -153,7 +155,14 @@ struct wq_worker {
 	 * (worker_record.c); both run only while some are queued. */
 	uv_check_t record_check;
 	uv_idle_t record_idle;
-	struct wq__store_thread st;
+	/* The store's lanes (worker_store.c), st[0..nlanes); 0: the loop makes the claims
+	 * and records the outcomes itself. */
+	struct wq__store_thread st[WQ__LANES_MAX];
+	int nlanes;
+	/* A claim was wanted (a wake-up, a finished task) while every lane had one in
+	 * flight: those may have looked before the new work committed, so claim again
+	 * after the next answer. */
+	int claim_missed;
 	int loop_ready;
 	int ran;
 
@@ -195,6 +204,9 @@ struct wq_worker {
 		/* tasks of a claim answer not yet taken (worker_store.c on_done, while it
 		 * gives the outcome answers of the same commit first): counted as kept */
 		size_t incoming;
+		/* the limits of the claims in flight on the lanes: tasks that may arrive,
+		 * counted as kept so that a second lane's claim asks for no more */
+		int asked;
 	} pf;
 };
 
@@ -230,17 +242,25 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 			const wq_error *e);
 
 /* worker_store.c */
-/* At wq_worker_run: the store thread and its connection; on failure (logged) the loop
- * makes every store call itself. */
+/* At wq_worker_run: the lanes and their connections; on failure (logged) fewer lanes, or
+ * none and the loop makes every store call itself. */
 void wq__st_start(struct wq_worker *w);
-/* At wq_worker_free: waits for the call in flight, joins, closes the connection. */
+/* At wq_worker_free: waits for the calls in flight, joins, closes the connections. */
 void wq__st_stop(struct wq_worker *w);
-/* Hands a batch (with a claim in its transaction when req is non-NULL) / a claim to the
- * thread: 1, or 0 when there is no thread (the caller makes the call). The caller
- * checks st.batch_busy / st.claim_busy first. */
-int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outcome **os,
-		 wq_rc *rcs, wq_error *errs, size_t n, const struct wq__claim_req *req);
-int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req);
+/* A lane for a batch of n outcomes (none in flight there; one with no claim in flight
+ * either first; beside a batch in flight only a lane's share of the slots) / for a claim
+ * (none in flight there; one with no batch either first); NULL when there is none (the
+ * outcomes wait for the next answer; or no lanes: w->nlanes). */
+struct wq__store_thread *wq__st_for_batch(struct wq_worker *w, size_t n);
+struct wq__store_thread *wq__st_for_claim(struct wq_worker *w);
+/* Claims in flight on the lanes (a claim in flight counts as busy: the drain waits). */
+int wq__st_claims(const struct wq_worker *w);
+/* Hands lane st (from wq__st_for_batch / _for_claim) a batch (with a claim in its
+ * transaction when req is non-NULL; the lane then has none in flight) / a claim. */
+void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,
+		  const struct wq__outcome **os, wq_rc *rcs, wq_error *errs, size_t n,
+		  const struct wq__claim_req *req);
+void wq__st_claim(struct wq__store_thread *st, const struct wq__claim_req *req);
 
 /* worker_record.c */
 /* A handler's stderr for the log: "; stderr N bytes" (and its last line, truncated, when

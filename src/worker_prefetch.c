@@ -51,15 +51,16 @@ static size_t kept(const struct wq_worker *w)
 	return w->pf.n - w->pf.head;
 }
 
-/* Tasks claimed and not started: kept, or in the claim answer being taken. */
+/* Tasks claimed and not started: kept, or in the claim answer being taken, or that the
+ * claims in flight on the store's lanes may bring. */
 static int pending(const struct wq_worker *w)
 {
-	return (int)(kept(w) + w->pf.incoming);
+	return (int)(kept(w) + w->pf.incoming) + w->pf.asked;
 }
 
 int wq__prefetch_room(struct wq_worker *w, int riding)
 {
-	int max = prefetch_max(w), k = pending(w);
+	int max = prefetch_max(w), k = pending(w), share;
 
 	/* Held beyond what prefetch allows (with prefetch 0: every task held unstarted):
 	 * each takes a slot the caller counts as free, so the claim asks for that many
@@ -74,7 +75,15 @@ int wq__prefetch_room(struct wq_worker *w, int riding)
 	 * commit tops the queue up for free. */
 	if (!riding && k >= w->concurrency)
 		return 0;
-	return max - k;
+	/* With several lanes (worker_store.c) a claim riding in an outcome batch asks for
+	 * its share (rounded up), so that the next batch's claim, on another lane, finds
+	 * room and commits while this one flushes; one claim for all of it would leave the
+	 * other lanes only outcomes to record. A claim alone (a wake-up, a poll) takes
+	 * all the room: nothing rides beside it yet. */
+	if (!riding || w->nlanes < 2)
+		return max - k;
+	share = (max + w->nlanes - 1) / w->nlanes;
+	return max - k < share ? max - k : share;
 }
 
 /* Keeps c (payload taken over); 0, or -1 without memory. */

@@ -226,6 +226,7 @@ void wq__record_answer(struct wq_worker *w, struct wq__job **js,
  */
 static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum offer how)
 {
+	struct wq__store_thread *st;
 	const struct wq__outcome **os = malloc(n * sizeof(*os));
 	wq_error *errs = malloc(n * sizeof(*errs)), e;
 	wq_rc *rcs = malloc(n * sizeof(*rcs)), rc = WQ_OK;
@@ -239,13 +240,17 @@ static void record_jobs(struct wq_worker *w, struct wq__job **js, size_t n, enum
 		}
 		goto out;
 	}
-	if (how == OFFER_FIRST && w->st.started) {
+	if (how == OFFER_FIRST && (st = wq__st_for_batch(w, n)) != NULL) {
 		/* The next claim rides in the same transaction: one commit serves both. */
 		struct wq__claim_req req;
-		int with = wq__worker_claim_req(w, (int)n, &req);
+		int with = 0;
 
-		if (wq__st_batch(w, js, os, rcs, errs, n, with ? &req : NULL))
-			return; /* the store thread owns the arrays until its answer */
+		if (st->claim_busy)
+			w->claim_missed = 1; /* this lane claims already: again after it */
+		else
+			with = wq__worker_claim_req(w, (int)n, &req);
+		wq__st_batch(st, js, os, rcs, errs, n, with ? &req : NULL);
+		return; /* the lane owns the arrays until its answer */
 	}
 	wq__failpoint("finish"); /* the crash tests' name for recording outcomes */
 	if (how == OFFER_FIRST)
@@ -288,10 +293,13 @@ static void record_queued(struct wq_worker *w)
 
 	uv_check_stop(&w->record_check);
 	uv_idle_stop(&w->record_idle);
-	if (w->st.batch_busy)
-		return; /* queued: sent when the batch in flight is answered */
-	if ((js = jobs_with(w, 1, &n)) != NULL)
-		record_jobs(w, js, n, OFFER_FIRST);
+	if ((js = jobs_with(w, 1, &n)) == NULL)
+		return;
+	if (w->nlanes && !wq__st_for_batch(w, n)) {
+		free(js);
+		return; /* queued: sent when a batch in flight is answered */
+	}
+	record_jobs(w, js, n, OFFER_FIRST);
 }
 
 static void on_record_check(uv_check_t *h)

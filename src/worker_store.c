@@ -1,13 +1,20 @@
 /*
- * worker_store.c — the worker's store thread: claims and outcome batches off the event
+ * worker_store.c — the worker's store lanes: claims and outcome batches off the event
  * loop (issue 11). A commit waits for fdatasync (SQLite FULL) or a round trip and a
  * flush (PostgreSQL); while it does, the loop goes on starting, reaping and timing out
- * handlers, and outcomes that arrive meanwhile queue for the next batch.
+ * handlers, and outcomes that arrive meanwhile queue for the next batch. A store that
+ * takes several writers at once (PostgreSQL: store.h `writers`) gets as many lanes, so
+ * a second batch and claim commit while the first ones flush.
  *
  * Invariants:
- *  - The thread uses only its own connection (st.db); the loop's wq_db stays the loop's.
- *  - At most one batch and one claim are in flight. Their jobs stay in the worker's slots
- *    (w->running) and a claim in flight counts as busy, so the drain waits for both.
+ *  - A lane's thread uses only its own connection (st->db); the loop's wq_db stays the
+ *    loop's.
+ *  - At most one batch and one claim are in flight per lane. Their jobs stay in the
+ *    worker's slots (w->running) and a claim in flight counts as busy, so the drain
+ *    waits for all of them. A job is in at most one batch (batch_prepare clears its
+ *    `queued`), so lanes never race on a task's outcome.
+ *  - The claims in flight together ask for no more than one claim would (pf.asked):
+ *    lanes add commits in flight, never tasks kept.
  *  - The thread never logs nor touches a job: it runs the store call and hands the
  *    answer back (notify.h); everything the answer means happens in the loop.
  */
@@ -29,8 +36,7 @@ static void claim_answered(struct wq__store_thread *st, struct wq__claimed *got,
 
 static void *thread_main(void *arg)
 {
-	struct wq_worker *w = arg;
-	struct wq__store_thread *st = &w->st;
+	struct wq__store_thread *st = arg;
 	struct wq__claimed *got;
 	size_t ngot;
 	wq_error e;
@@ -95,8 +101,8 @@ static void ref_if_busy(struct wq__store_thread *st)
  * thread its next batch at once, which must not meet a claim answer not yet taken. */
 static void on_done(struct wq__notify *a)
 {
-	struct wq_worker *w = a->data;
-	struct wq__store_thread *st = &w->st;
+	struct wq__store_thread *st = a->data;
+	struct wq_worker *w = st->w;
 	struct wq__claimed *got = NULL;
 	size_t ngot = 0;
 	wq_rc claim_rc = WQ_OK;
@@ -118,8 +124,16 @@ static void on_done(struct wq__notify *a)
 	pthread_mutex_unlock(&st->mu);
 	if (batch)
 		st->batch_busy = 0;
-	if (claim)
+	if (claim) {
 		st->claim_busy = 0;
+		w->pf.asked -= st->asked;
+		/* A claim that came back full may have left due tasks behind (it asked for a
+		 * lane's share, or its slots filled): claim again once it is taken, when
+		 * there is room then (wq__worker_claim_req; no store call without). */
+		if (claim_rc == WQ_OK && ngot > 0 && ngot == (size_t)st->asked)
+			w->claim_missed = 1;
+		st->asked = 0;
+	}
 	ref_if_busy(st);
 	/* The outcomes' answers first (they free the slots the claimed tasks start in);
 	 * the next claim they ask for counts this answer's tasks as kept (pf.incoming),
@@ -133,53 +147,62 @@ static void on_done(struct wq__notify *a)
 		wq__worker_claimed(w, claim_rc, got, ngot, &claim_e);
 }
 
-void wq__st_start(struct wq_worker *w)
+/* Lane st's thread and connection: 0, or -1 (logged; nothing left open). */
+static int lane_start(struct wq_worker *w, struct wq__store_thread *st)
 {
-	struct wq__store_thread *st = &w->st;
 	wq_error e;
 
-	if (st->started || !w->db->url)
-		return;
+	st->w = w;
 	if (wq_db_open(w->db->url, 0, &st->db, &e) != WQ_OK) {
-		wq__worker_log(w, "warning",
-			       "store thread: cannot open a second connection (%s); the event "
-			       "loop records outcomes itself", e.message);
-		return;
+		wq__worker_log(w, "warning", "store lane %d: cannot open a connection (%s)",
+			       (int)(st - w->st), e.message);
+		return -1;
 	}
-	if (wq__notify_init(&w->loop, &st->done, on_done, w) != 0)
+	if (wq__notify_init(&w->loop, &st->done, on_done, st) != 0)
 		goto fail;
 	uv_unref((uv_handle_t *)&st->done.poll);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
-	if (pthread_create(&st->th, NULL, thread_main, w) != 0) {
+	if (pthread_create(&st->th, NULL, thread_main, st) != 0) {
 		pthread_mutex_destroy(&st->mu);
 		pthread_cond_destroy(&st->cv);
 		goto fail;
 	}
-	st->started = 1;
-	return;
+	return 0;
 fail:
-	wq__worker_log(w, "warning", "store thread: cannot start it; the event loop records "
-				     "outcomes itself");
+	wq__worker_log(w, "warning", "store lane %d: cannot start its thread",
+		       (int)(st - w->st));
 	wq__notify_close(&st->done);
 	wq_db_close(st->db);
 	st->db = NULL;
+	return -1;
 }
 
-void wq__st_stop(struct wq_worker *w)
+void wq__st_start(struct wq_worker *w)
 {
-	struct wq__store_thread *st = &w->st;
+	int want = w->db->m->writers;
 
-	if (st->started) {
-		pthread_mutex_lock(&st->mu);
-		st->stop = 1;
-		pthread_cond_signal(&st->cv);
-		pthread_mutex_unlock(&st->mu);
-		pthread_join(st->th, NULL);
-		pthread_mutex_destroy(&st->mu);
-		pthread_cond_destroy(&st->cv);
-		st->started = 0;
-	}
+	if (w->nlanes || !w->db->url)
+		return;
+	if (want > WQ__LANES_MAX)
+		want = WQ__LANES_MAX;
+	while (w->nlanes < want && lane_start(w, &w->st[w->nlanes]) == 0)
+		w->nlanes++;
+	if (w->nlanes == 0)
+		wq__worker_log(w, "warning", "no store lane: the event loop records outcomes "
+					     "itself");
+}
+
+/* Lane st stopped and its connection closed; what it still held, freed. */
+static void lane_stop(struct wq__store_thread *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->stop = 1;
+	pthread_cond_signal(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(st->th, NULL);
+	pthread_mutex_destroy(&st->mu);
+	pthread_cond_destroy(&st->cv);
 	/* An answer never taken (the run ended abnormally): its memory. */
 	for (size_t i = 0; st->got && i < st->ngot; i++)
 		free(st->got[i].payload);
@@ -198,22 +221,84 @@ void wq__st_stop(struct wq_worker *w)
 	st->db = NULL;
 }
 
-/* The claim request copied for the thread (the loop may take a new id meanwhile). */
+void wq__st_stop(struct wq_worker *w)
+{
+	while (w->nlanes > 0)
+		lane_stop(&w->st[--w->nlanes]);
+}
+
+/* The first lane with no batch (want_batch) or no claim in flight, one that has neither
+ * in flight first: a claim alone then commits beside the batches, not behind one. */
+static struct wq__store_thread *lane_free(struct wq_worker *w, int want_batch)
+{
+	struct wq__store_thread *any = NULL;
+
+	for (int i = 0; i < w->nlanes; i++) {
+		struct wq__store_thread *st = &w->st[i];
+		int busy = want_batch ? st->batch_busy : st->claim_busy;
+		int other = want_batch ? st->claim_busy : st->batch_busy;
+
+		if (busy)
+			continue;
+		if (!other)
+			return st;
+		if (!any)
+			any = st;
+	}
+	return any;
+}
+
+/* Batches in flight on the lanes. */
+static int batches(const struct wq_worker *w)
+{
+	int n = 0;
+
+	for (int i = 0; i < w->nlanes; i++)
+		n += w->st[i].batch_busy;
+	return n;
+}
+
+/* A commit costs about the same for one outcome as for many: a batch goes out beside
+ * one in flight only when it holds a lane's share of the slots. Fewer outcomes wait and
+ * join the next batch: outcomes that trickle in (command handlers exiting one by one)
+ * would otherwise each take a commit of their own, twice the commits on the same work. */
+struct wq__store_thread *wq__st_for_batch(struct wq_worker *w, size_t n)
+{
+	if (batches(w) > 0 && n * (size_t)w->nlanes < (size_t)w->concurrency)
+		return NULL;
+	return lane_free(w, 1);
+}
+
+struct wq__store_thread *wq__st_for_claim(struct wq_worker *w)
+{
+	return lane_free(w, 0);
+}
+
+int wq__st_claims(const struct wq_worker *w)
+{
+	int n = 0;
+
+	for (int i = 0; i < w->nlanes; i++)
+		n += w->st[i].claim_busy;
+	return n;
+}
+
+/* The claim request copied for the thread (the loop may take a new id meanwhile); its
+ * limit counted as asked until the answer. */
 static void claim_copy(struct wq__store_thread *st, const struct wq__claim_req *req)
 {
 	st->req = *req;
 	wq__strlcpy(st->instance, req->instance, sizeof(st->instance));
 	st->req.instance = st->instance;
 	st->claim_busy = 1;
+	st->asked = req->limit;
+	st->w->pf.asked += req->limit;
 }
 
-int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outcome **os,
-		 wq_rc *rcs, wq_error *errs, size_t n, const struct wq__claim_req *req)
+void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,
+		  const struct wq__outcome **os, wq_rc *rcs, wq_error *errs, size_t n,
+		  const struct wq__claim_req *req)
 {
-	struct wq__store_thread *st = &w->st;
-
-	if (!st->started)
-		return 0;
 	if (req)
 		claim_copy(st, req);
 	st->js = js;
@@ -228,15 +313,10 @@ int wq__st_batch(struct wq_worker *w, struct wq__job **js, const struct wq__outc
 	st->claim_with_batch = req != NULL;
 	pthread_mutex_unlock(&st->mu);
 	pthread_cond_signal(&st->cv); /* after the unlock: see wq__st_claim */
-	return 1;
 }
 
-int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req)
+void wq__st_claim(struct wq__store_thread *st, const struct wq__claim_req *req)
 {
-	struct wq__store_thread *st = &w->st;
-
-	if (!st->started)
-		return 0;
 	claim_copy(st, req);
 	ref_if_busy(st);
 	pthread_mutex_lock(&st->mu);
@@ -248,5 +328,4 @@ int wq__st_claim(struct wq_worker *w, const struct wq__claim_req *req)
 	 * thread re-checks its request flags under the mutex, so no wake-up is lost; the cv
 	 * lives until wq__st_stop joined the thread. */
 	pthread_cond_signal(&st->cv);
-	return 1;
 }

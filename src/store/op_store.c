@@ -246,15 +246,16 @@ static int store_wakeup_drain(struct wq__store *s)
 }
 
 #define WQ__OP_METHOD(name) .name = wq__op_##name,
-#define WQ__METHODS(NAME, OPEN, WAKE_FD, WAKE_DRAIN)                                        \
+#define WQ__METHODS(NAME, WRITERS, OPEN, WAKE_FD, WAKE_DRAIN)                               \
 	{                                                                                  \
-		.version = 1, .name = NAME, .open = OPEN, .close = store_close,            \
+		.version = 1, .name = NAME, .writers = WRITERS, .open = OPEN,              \
+		.close = store_close,                                                      \
 		.wakeup_fd = WAKE_FD, .wakeup_drain = WAKE_DRAIN, WQ__OPS(WQ__OP_METHOD)   \
 	}
 
 /* SQLite: the wake-up file (op_wake.c). */
 const struct wq__store_methods wq__sqlite_methods =
-	WQ__METHODS("sqlite", open_sqlite, wq__wakefile_fd, wq__wakefile_drain);
+	WQ__METHODS("sqlite", 1, open_sqlite, wq__wakefile_fd, wq__wakefile_drain);
 
 #ifdef WQ_HAVE_POSTGRES
 static wq_rc open_postgres(const char *url, unsigned flags, struct wq__store **out,
@@ -270,5 +271,5 @@ static wq_rc open_postgres(const char *url, unsigned flags, struct wq__store **o
 }
 
 const struct wq__store_methods wq__postgres_methods =
-	WQ__METHODS("postgres", open_postgres, store_wakeup_fd, store_wakeup_drain);
+	WQ__METHODS("postgres", 2, open_postgres, store_wakeup_fd, store_wakeup_drain);
 #endif

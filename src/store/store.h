@@ -322,6 +322,11 @@ struct wq__retry {
 struct wq__store_methods {
 	int version; /* 1: all methods below are valid */
 	const char *name;
+	/* How many connections a worker writes through at once (worker_store.c lanes):
+	 * SQLite 1 (one writer at a time: a second connection would only wait on the
+	 * write lock), PostgreSQL 2 (a second transaction in flight uses the server's
+	 * other core and overlaps the first one's WAL flush). */
+	int writers;
 
 	/* Opens a connection. With WQ_OPEN_MIGRATE creates/migrates the schema. Refuses a
 	 * newer schema (WQ_ESCHEMA naming both versions), and without MIGRATE an absent or
