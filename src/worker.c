@@ -58,10 +58,13 @@ static const char *dur(int64_t us, char *buf, size_t sz)
 	return wq_duration_format(us, buf, sz);
 }
 
-/* Handlers and deliveries in flight: the drain waits for both. */
+/* Handlers and deliveries in flight, claims in flight and the tasks of a claim answer
+ * being taken (worker_store.c on_done settles its batch's jobs first, and the last of
+ * them must not end the drain before those tasks started): the drain waits for all. */
 static int busy(const struct wq_worker *w)
 {
-	return w->running + wq__deliver_inflight(w->dl) + wq__st_claims(w);
+	return w->running + wq__deliver_inflight(w->dl) + wq__st_claims(w) +
+	       (int)w->pf.incoming;
 }
 
 /* ------------------------------------------------------------------ stopping ---- */
@@ -644,7 +647,13 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	req->max_attempts = w->kind_max_attempts; /* recorded on the claimed rows */
 	req->in_process = wq__worker_kinds_in_process(w);     /* for the `started` events */
 	req->limit = slots;
+	/* Strictly increasing per worker: a claim whose COMMIT answer was lost is known by
+	 * its time on its lane's connection (op_claim.c reclaim), and two lanes must never
+	 * claim at the same microsecond (or after the clock stepped back). */
 	req->now = wq_now();
+	if (req->now <= w->last_claim_at)
+		req->now = w->last_claim_at + 1;
+	w->last_claim_at = req->now;
 	if (wq__policy_claim(w, req) != 0) /* issue 10: kinds' concurrency, starts per day */
 		return 0;
 	return 1;
@@ -673,6 +682,16 @@ static void claim_tasks(struct wq_worker *w)
 	wq__worker_claimed(w, rc, got, n, &e);
 }
 
+/* A claim answered off the loop (taken or failed): a drain may have begun meanwhile
+ * and waited for this answer. */
+static void claim_settled(struct wq_worker *w)
+{
+	if (w->phase == WQ__PH_KILLING)
+		terminate_all(w);
+	if ((w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) && busy(w) == 0)
+		shutdown_now(w);
+}
+
 /* The claim's answer: the tasks claimed are ours and run under this instance: each is
  * started (or kept for a free slot, worker_prefetch.c), whatever the phase meanwhile (a
  * drain waits for them; kept ones it gives back). */
@@ -681,6 +700,8 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 {
 	if (rc != WQ_OK) {
 		store_failed(w, "claim", e);
+		if (w->nlanes)
+			claim_settled(w); /* a drain may have waited only for this claim */
 		return;
 	}
 	if (n > 0)
@@ -696,13 +717,8 @@ void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, 
 		w->claim_missed = 0;
 		wq__worker_kick(w);
 	}
-	/* The claim ran off the loop: a drain may have begun meanwhile (it waited for this
-	 * answer), or this is what do_claim does after a claim. */
-	if (w->phase == WQ__PH_KILLING)
-		terminate_all(w);
-	if ((w->phase == WQ__PH_DRAINING || w->phase == WQ__PH_KILLING) && busy(w) == 0)
-		shutdown_now(w);
-	check_idle(w);
+	claim_settled(w);
+	check_idle(w); /* what do_claim does after a claim */
 }
 
 /* ---- schedules (issue 12): the only two calls into schedule.c ---- */

@@ -108,7 +108,7 @@ struct wq__store_thread {
 	wq_error batch_e;
 	/* A claim. */
 	int claim_busy;
-	int asked;                   /* its request's limit, counted in w->pf.asked */
+	int asked;                   /* its part of w->pf.asked (claim_copy) */
 	int claim_todo, claim_ready; /* under mu */
 	int claim_with_batch;        /* under mu: the claim rides in the batch's transaction */
 	struct wq__claim_req req;
@@ -159,9 +159,10 @@ struct wq_worker {
 	 * and records the outcomes itself. */
 	struct wq__store_thread st[WQ__LANES_MAX];
 	int nlanes;
-	/* A claim was wanted (a wake-up, a finished task) while every lane had one in
-	 * flight: those may have looked before the new work committed, so claim again
-	 * after the next answer. */
+	/* Claim again after the next claim answer: a claim was wanted (a wake-up, a
+	 * finished task) while no lane could take one, or its slots were asked for by a
+	 * claim in flight on another lane (which may bring fewer), or a claim came back
+	 * full (due tasks may be left). */
 	int claim_missed;
 	int loop_ready;
 	int ran;
@@ -182,6 +183,7 @@ struct wq_worker {
 	struct wq__intake *intake; /* mailbox sources (issue 13; intake.c); NULL: none */
 	int last_claim_empty;
 	int64_t last_beat; /* last successful heartbeat or registration */
+	int64_t last_claim_at; /* the last claim request's `now` (wq__worker_claim_req) */
 	/* Start of our current unbroken run of heartbeats (a registration, or a beat after a
 	 * gap longer than the lease): others' heartbeat ages are judged only once it is a
 	 * lease old (maintain). */
@@ -204,8 +206,9 @@ struct wq_worker {
 		/* tasks of a claim answer not yet taken (worker_store.c on_done, while it
 		 * gives the outcome answers of the same commit first): counted as kept */
 		size_t incoming;
-		/* the limits of the claims in flight on the lanes: tasks that may arrive,
-		 * counted as kept so that a second lane's claim asks for no more */
+		/* the slots the claims in flight on the lanes asked for beyond those their
+		 * own batches free: tasks that may arrive, counted as kept so that a second
+		 * lane's claim asks for no more */
 		int asked;
 	} pf;
 };
@@ -237,7 +240,7 @@ void wq__worker_job_gone(struct wq_worker *w, struct wq__job *j);
 
 /* Whether a claim is due now: 1 and *req for the free slots plus `extra`. */
 int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *req);
-/* Starts tasks claimed (by the loop or the store thread): claim's answer. */
+/* Starts tasks claimed (by the loop or a store lane): claim's answer. */
 void wq__worker_claimed(struct wq_worker *w, wq_rc rc, struct wq__claimed *got, size_t n,
 			const wq_error *e);
 
@@ -267,7 +270,7 @@ void wq__st_claim(struct wq__store_thread *st, const struct wq__claim_req *req);
  * with_line); "" when it wrote none. */
 void wq__worker_stderr_summary(const struct wq__spawn_result *r, int with_line, char *buf,
 			       size_t sz);
-/* The store thread's answer for a batch (arrays taken over and freed). */
+/* A store lane's answer for a batch (arrays taken over and freed). */
 void wq__record_answer(struct wq_worker *w, struct wq__job **js,
 		       const struct wq__outcome **os, wq_rc *rcs, wq_error *errs, size_t n,
 		       wq_rc rc, const wq_error *e);

@@ -220,7 +220,7 @@ void wq__record_answer(struct wq_worker *w, struct wq__job **js,
  * Records the outcomes of the n jobs js (an array taken over) in ONE store transaction
  * (finish_batch): the group commit of SPEC §3's outcomes. Nothing is logged as recorded
  * and no job leaves its slot before that commit answered; a refusal (WQ_ESTALE: fenced
- * off) is that job's only. A first offer goes to the store thread when there is one (the
+ * off) is that job's only. A first offer goes to a store lane when there is one (the
  * answer comes back in wq__record_answer); without memory for a batch, each outcome is
  * recorded on its own.
  */

@@ -130,7 +130,7 @@ static void on_done(struct wq__notify *a)
 		/* A claim that came back full may have left due tasks behind (it asked for a
 		 * lane's share, or its slots filled): claim again once it is taken, when
 		 * there is room then (wq__worker_claim_req; no store call without). */
-		if (claim_rc == WQ_OK && ngot > 0 && ngot == (size_t)st->asked)
+		if (claim_rc == WQ_OK && ngot > 0 && ngot == (size_t)st->req.limit)
 			w->claim_missed = 1;
 		st->asked = 0;
 	}
@@ -283,16 +283,19 @@ int wq__st_claims(const struct wq_worker *w)
 	return n;
 }
 
-/* The claim request copied for the thread (the loop may take a new id meanwhile); its
- * limit counted as asked until the answer. */
-static void claim_copy(struct wq__store_thread *st, const struct wq__claim_req *req)
+/* The claim request copied for the thread (the loop may take a new id meanwhile). Until
+ * its answer, the slots it asked for beyond the `extra` ones its own batch frees count
+ * as asked: those are still taken by the batch's jobs (w->running), and counting them
+ * twice made a second lane's riding claim ask for too few. */
+static void claim_copy(struct wq__store_thread *st, const struct wq__claim_req *req,
+		       size_t extra)
 {
 	st->req = *req;
 	wq__strlcpy(st->instance, req->instance, sizeof(st->instance));
 	st->req.instance = st->instance;
 	st->claim_busy = 1;
-	st->asked = req->limit;
-	st->w->pf.asked += req->limit;
+	st->asked = req->limit > (int)extra ? req->limit - (int)extra : 0;
+	st->w->pf.asked += st->asked;
 }
 
 void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,
@@ -300,7 +303,7 @@ void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,
 		  const struct wq__claim_req *req)
 {
 	if (req)
-		claim_copy(st, req);
+		claim_copy(st, req, n); /* asked for with n extra: wq__worker_claim_req */
 	st->js = js;
 	st->os = os;
 	st->rcs = rcs;
@@ -317,7 +320,7 @@ void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,
 
 void wq__st_claim(struct wq__store_thread *st, const struct wq__claim_req *req)
 {
-	claim_copy(st, req);
+	claim_copy(st, req, 0);
 	ref_if_busy(st);
 	pthread_mutex_lock(&st->mu);
 	st->claim_todo = 1;
