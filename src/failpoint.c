@@ -133,22 +133,24 @@ static void note_fired(const struct fp *f)
 	close(fd);
 }
 
-/* The armed failpoint `name` when this hit is the one it fires on, else NULL. Every
- * spec of the name counts every hit (`heartbeat:2:error,heartbeat:3:error` fails hits 2
- * and 3): returning at the first that fires left the later ones a hit behind, so specs
- * of one name fired on every other hit. */
-static struct fp *fires(const char *name)
+/* The specs of `name` that fire on this hit, in the order given, in fired[] (at most
+ * max); their number. Every spec of the name counts every hit
+ * (`heartbeat:2:error,heartbeat:3:error` fails hits 2 and 3): returning at the first
+ * that fires left the later ones a hit behind, so specs of one name fired on every other
+ * hit. Several may fire on one hit: `claim:1:hold:PATH,claim:1:error` holds the call,
+ * then fails it (a test orders a failure after events it sets up meanwhile). */
+static int fires(const char *name, struct fp **fired, int max)
 {
-	struct fp *fired = NULL;
+	int n = 0;
 
 	pthread_once(&once, load);
 	for (int i = 0; i < nfps; i++) {
 		if (strcmp(fps[i].name, name) != 0)
 			continue;
-		if (atomic_fetch_add(&fps[i].hits, 1) + 1 == fps[i].count && !fired)
-			fired = &fps[i];
+		if (atomic_fetch_add(&fps[i].hits, 1) + 1 == fps[i].count && n < max)
+			fired[n++] = &fps[i];
 	}
-	return fired;
+	return n;
 }
 
 /* Kills or sleeps for f; returns 1 when f's action is `error` (the caller fails). */
@@ -182,37 +184,44 @@ static int act(struct fp *f)
 	return 0;
 }
 
+#define FIRED_MAX 4 /* specs of one name acting on one hit */
+
+/* Acts for every spec of `name` firing on this hit, in order; 1 when one was `error`. */
+static int act_all(const char *name)
+{
+	struct fp *fired[FIRED_MAX];
+	int n = fires(name, fired, FIRED_MAX), failed = 0;
+
+	for (int i = 0; i < n; i++)
+		failed |= act(fired[i]);
+	return failed;
+}
+
 void wq__failpoint(const char *name)
 {
-	struct fp *f = fires(name);
-
-	if (f)
-		act(f);
+	act_all(name);
 }
 
 wq_rc wq__failpoint_rc(const char *name, wq_error *err)
 {
-	struct fp *f = fires(name);
-
-	if (f && act(f))
+	if (act_all(name))
 		return wq__err(err, WQ_EIO, "injected I/O error (failpoint %s)", name);
 	return WQ_OK;
 }
 
 int wq__failpoint_hit(const char *name)
 {
-	struct fp *f = fires(name);
+	struct fp *fired[FIRED_MAX];
+	int n = fires(name, fired, FIRED_MAX);
 
-	if (f)
-		note_fired(f);
-	return f != NULL;
+	for (int i = 0; i < n; i++)
+		note_fired(fired[i]);
+	return n > 0;
 }
 
 void wq__failpoint_store(const char *method)
 {
-	struct fp *f = fires(method);
-
-	armed_error = f && act(f) ? f->name : NULL;
+	armed_error = act_all(method) ? method : NULL;
 }
 
 wq_rc wq__failpoint_store_end(wq_rc rc)

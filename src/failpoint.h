@@ -14,6 +14,8 @@
  *                       then go on: a test orders events around the point without
  *                       timing (it waits for the firing in the log, acts, creates PATH)
  * e.g. WAKEQ_FAILPOINT=claim-committed:3, WAKEQ_FAILPOINT=finish:error,delivery-sent:delay:2s
+ * Specs of one name firing on the same hit act in the order given:
+ * `claim:1:hold:PATH,claim:1:error` holds the first claim, then fails it.
  * When $WAKEQ_FAILPOINT_LOG names a file, every firing appends "<pid> <name> <action>"
  * to it before acting, so a sweep can tell a point that fired from one never reached.
  * The variable is inherited by child processes (handlers, and the `wakeq effect`

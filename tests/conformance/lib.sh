@@ -139,6 +139,17 @@ start_worker() {
 	BG_PIDS="$BG_PIDS $!"
 }
 
+# start_worker_fp SPEC NAME CONFIG [ARGS...]: start_worker with the failpoints SPEC
+# ($WAKEQ_FAILPOINT, src/failpoint.h), each firing logged to $T/fired; the commands the
+# test runs afterwards get none. fired POINT: POINT has fired there.
+start_worker_fp() {
+	export WAKEQ_FAILPOINT="$1" WAKEQ_FAILPOINT_LOG="$T/fired"
+	shift
+	start_worker "$@"
+	unset WAKEQ_FAILPOINT WAKEQ_FAILPOINT_LOG
+}
+fired() { grep -q " $1 " "$T/fired" 2>/dev/null; }
+
 # pause_worker PID: SIGSTOP a worker at a moment it holds no write lock. On SQLite a
 # process stopped inside a write transaction blocks every other writer until it resumes
 # (README: "SQLite and paused processes"), which is not what these tests are about: so

@@ -22,14 +22,11 @@ t3=$(wq enqueue gate)
 t4=$(wq enqueue gate)
 t5=$(wq enqueue gate)
 
-fired() { grep -q " $1 " "$T/fired"; }
 running_count() { wq list --state running --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
 claims_of() { wq timeline "$1" --json | python3 -c 'import json,sys; print(sum(1 for e in json.load(sys.stdin)["events"] if e["type"] == "claimed"))'; }
 
-WAKEQ_FAILPOINT="finish:1:hold:$T/go,outcome-queued:2:delay:1ms" \
-	WAKEQ_FAILPOINT_LOG="$T/fired" "$WQ" worker --config "$T/w.ini" >"$T/w.log" 2>&1 &
-wpid=$!
-BG_PIDS="$BG_PIDS $wpid"
+start_worker_fp "finish:1:hold:$T/go,outcome-queued:2:delay:1ms" w "$T/w.ini"
+wpid=$(cat "$T/w.pid")
 
 # both slots busy: t1 and t2 run, nothing else claimed
 wait_until 30 test -f "$T/started.$t1"

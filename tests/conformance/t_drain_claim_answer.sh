@@ -15,12 +15,9 @@ command = sh $HANDLERS/handler.sh gate
 EOF2
 t1=$(wq enqueue gate)
 t2=$(wq enqueue gate)
-fired() { grep -q " $1 " "$T/fired"; }
 
-WAKEQ_FAILPOINT="finish:1:hold:$T/go" WAKEQ_FAILPOINT_LOG="$T/fired" \
-	"$WQ" worker --config "$T/w.ini" >"$T/w.log" 2>&1 &
-wpid=$!
-BG_PIDS="$BG_PIDS $wpid"
+start_worker_fp "finish:1:hold:$T/go" w "$T/w.ini"
+wpid=$(cat "$T/w.pid")
 
 wait_until 30 test -f "$T/started.$t1"
 # t1 ends: its outcome batch, with a claim for its slot (t2), is held before its commit

@@ -15,19 +15,16 @@ EOF2
 ids=""
 for _ in $(seq 33); do ids="$ids $(wq enqueue gate)"; done
 set -- $ids
-fired_once() { grep -q " $1 " "$T/fired" 2>/dev/null; }
-
-WAKEQ_FAILPOINT="finish:1:hold:$T/go,outcome-queued:33:delay:1ms,finish-many-mismatch:1" \
-	WAKEQ_FAILPOINT_LOG="$T/fired" "$WQ" worker --config "$T/w.ini" >"$T/w.log" 2>&1 &
-wpid=$!
-BG_PIDS="$BG_PIDS $wpid"
+start_worker_fp "finish:1:hold:$T/go,outcome-queued:33:delay:1ms,finish-many-mismatch:1" \
+	w "$T/w.ini"
+wpid=$(cat "$T/w.pid")
 for id in "$@"; do wait_until 30 test -f "$T/started.$id"; done
 first=$1
 touch "$T/gate.$first" # its outcome's batch is held before its commit
-wait_until 30 fired_once finish
+wait_until 30 fired finish
 shift
 for id in "$@"; do touch "$T/gate.$id"; done
-wait_until 30 fired_once outcome-queued # the 33rd outcome is queued
+wait_until 30 fired outcome-queued # the 33rd outcome is queued
 touch "$T/go"
 set -- $ids
 for id in "$@"; do wait_until 60 state_is "$id" succeeded; done

@@ -61,6 +61,21 @@ static void one_name_several_counts(void **state)
 		assert_int_equal(wq__failpoint_rc("fp-r", &e), want[i]);
 }
 
+/* Specs of one name firing on the same hit all act, in order: fp-m's second hit is
+ * delayed and then fails (a hold then an error orders a failure in a test); hits of
+ * the name before and after pass. */
+static void one_hit_several_actions(void **state)
+{
+	wq_error e;
+
+	(void)state;
+	assert_int_equal(wq__failpoint_rc("fp-m", &e), WQ_OK);
+	assert_int_equal(wq__failpoint_rc("fp-m", &e), WQ_EIO);
+	assert_int_equal(wq__failpoint_rc("fp-m", &e), WQ_OK);
+	assert_int_equal(wq__failpoint_hit("fp-n"), 1); /* two specs, one answer */
+	assert_int_equal(wq__failpoint_hit("fp-n"), 0);
+}
+
 /* fp-h holds until hold_path exists (main arms it with that path). */
 static char hold_path[64];
 static atomic_int held_returned;
@@ -99,6 +114,7 @@ int main(void)
 		cmocka_unit_test(clock_offset_moves_now),
 		cmocka_unit_test(error_action_and_count),
 		cmocka_unit_test(one_name_several_counts),
+		cmocka_unit_test(one_hit_several_actions),
 		cmocka_unit_test(hold_waits_for_the_file),
 	};
 	char spec[256];
@@ -106,7 +122,8 @@ int main(void)
 	snprintf(hold_path, sizeof(hold_path), "/tmp/wq-test-hold.%ld", (long)getpid());
 	snprintf(spec, sizeof(spec),
 		 "fp-a:2:error,fp-b:error,fp-e:delay:1ms,fp-r:2:error,fp-r:3:error,"
-		 "fp-r:4:error,fp-h:hold:%s", hold_path);
+		 "fp-r:4:error,fp-m:2:delay:1ms,fp-m:2:error,fp-n:1:error,fp-n:1:delay:1ms,"
+		 "fp-h:hold:%s", hold_path);
 	setenv("WAKEQ_FAILPOINT", spec, 1);
 	unsetenv("WAKEQ_FAILPOINT_LOG");
 	return cmocka_run_group_tests(tests, NULL, NULL);
