@@ -622,7 +622,7 @@ int wq__worker_claim_req(struct wq_worker *w, int extra, struct wq__claim_req *r
 	if (slots <= 0) {
 		/* A claim in flight on another lane asked for these slots; if it brings fewer
 		 * tasks, they are free after its answer: claim again then. */
-		if (w->pf.asked > 0)
+		if (wq__st_asked(w) > 0)
 			w->claim_missed = 1;
 		return 0;
 	}

@@ -108,7 +108,7 @@ struct wq__store_thread {
 	wq_error batch_e;
 	/* A claim. */
 	int claim_busy;
-	int asked;                   /* its part of w->pf.asked (claim_copy) */
+	int asked; /* its slots beyond its batch's own (claim_copy); 0 with no claim */
 	int claim_todo, claim_ready; /* under mu */
 	int claim_with_batch;        /* under mu: the claim rides in the batch's transaction */
 	struct wq__claim_req req;
@@ -206,10 +206,6 @@ struct wq_worker {
 		/* tasks of a claim answer not yet taken (worker_store.c on_done, while it
 		 * gives the outcome answers of the same commit first): counted as kept */
 		size_t incoming;
-		/* the slots the claims in flight on the lanes asked for beyond those their
-		 * own batches free: tasks that may arrive, counted as kept so that a second
-		 * lane's claim asks for no more */
-		int asked;
 	} pf;
 };
 
@@ -258,6 +254,9 @@ struct wq__store_thread *wq__st_for_batch(struct wq_worker *w, size_t n);
 struct wq__store_thread *wq__st_for_claim(struct wq_worker *w);
 /* Claims in flight on the lanes (a claim in flight counts as busy: the drain waits). */
 int wq__st_claims(const struct wq_worker *w);
+/* The slots the claims in flight asked for beyond those their own batches free: tasks
+ * that may arrive, counted as kept so that another lane's claim asks for no more. */
+int wq__st_asked(const struct wq_worker *w);
 /* Hands lane st (from wq__st_for_batch / _for_claim) a batch (with a claim in its
  * transaction when req is non-NULL; the lane then has none in flight) / a claim. */
 void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,

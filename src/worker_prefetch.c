@@ -55,7 +55,7 @@ static size_t kept(const struct wq_worker *w)
  * claims in flight on the store's lanes may bring. */
 static int pending(const struct wq_worker *w)
 {
-	return (int)(kept(w) + w->pf.incoming) + w->pf.asked;
+	return (int)(kept(w) + w->pf.incoming) + wq__st_asked(w);
 }
 
 int wq__prefetch_room(struct wq_worker *w, int riding)

@@ -267,20 +267,33 @@ out:
 	free(rcs);
 }
 
-/* The jobs with `flag` set (queued, or unrecorded and not queued); NULL when none (or out
- * of memory: they stay for the next call). */
-static struct wq__job **jobs_with(struct wq_worker *w, int queued, size_t *n)
+/* Whether job j is one jobs_with() takes: queued, or unrecorded and not queued. */
+static int job_is(const struct wq__job *j, int queued)
 {
-	struct wq__job **js, *j;
+	return queued ? j->queued : j->unrecorded && !j->queued;
+}
+
+static size_t jobs_count(const struct wq_worker *w, int queued)
+{
 	size_t k = 0;
 
-	for (j = w->jobs; j; j = j->next)
-		k += queued ? j->queued : j->unrecorded && !j->queued;
+	for (const struct wq__job *j = w->jobs; j; j = j->next)
+		k += (size_t)job_is(j, queued);
+	return k;
+}
+
+/* The jobs with `flag` set (see job_is); NULL when none (or out of memory: they stay
+ * for the next call). */
+static struct wq__job **jobs_with(struct wq_worker *w, int queued, size_t *n)
+{
+	size_t k = jobs_count(w, queued);
+	struct wq__job **js, *j;
+
 	*n = 0;
 	if (k == 0 || !(js = malloc(k * sizeof(*js))))
 		return NULL;
 	for (j = w->jobs; j; j = j->next)
-		if (queued ? j->queued : j->unrecorded && !j->queued)
+		if (job_is(j, queued))
 			js[(*n)++] = j;
 	return js;
 }
@@ -293,13 +306,12 @@ static void record_queued(struct wq_worker *w)
 
 	uv_check_stop(&w->record_check);
 	uv_idle_stop(&w->record_idle);
-	if ((js = jobs_with(w, 1, &n)) == NULL)
-		return;
-	if (w->nlanes && !wq__st_for_batch(w, n)) {
-		free(js);
+	/* counted before the array is made: while the lanes are busy this runs every
+	 * loop turn that queues an outcome */
+	if (w->nlanes && !wq__st_for_batch(w, jobs_count(w, 1)))
 		return; /* queued: sent when a batch in flight is answered */
-	}
-	record_jobs(w, js, n, OFFER_FIRST);
+	if ((js = jobs_with(w, 1, &n)) != NULL)
+		record_jobs(w, js, n, OFFER_FIRST);
 }
 
 static void on_record_check(uv_check_t *h)

@@ -13,8 +13,9 @@
  *    worker's slots (w->running) and a claim in flight counts as busy, so the drain
  *    waits for all of them. A job is in at most one batch (batch_prepare clears its
  *    `queued`), so lanes never race on a task's outcome.
- *  - The claims in flight together ask for no more than one claim would (pf.asked):
- *    lanes add commits in flight, never tasks kept.
+ *  - The claims in flight together ask for no more than one claim would (wq__st_asked,
+ *    counted as kept by worker_prefetch.c): lanes add commits in flight, never tasks
+ *    kept.
  *  - The thread never logs nor touches a job: it runs the store call and hands the
  *    answer back (notify.h); everything the answer means happens in the loop.
  */
@@ -126,13 +127,14 @@ static void on_done(struct wq__notify *a)
 		st->batch_busy = 0;
 	if (claim) {
 		st->claim_busy = 0;
-		w->pf.asked -= st->asked;
-		/* A claim that came back full may have left due tasks behind (it asked for a
-		 * lane's share, or its slots filled): claim again once it is taken, when
-		 * there is room then (wq__worker_claim_req; no store call without). */
+		st->asked = 0;
+		/* A claim that came back full may have left due tasks behind (a riding
+		 * claim asks for a lane's share of the prefetch): claim again once it is
+		 * taken, when there is room then (no store call without). Left to the
+		 * kick of the next settled batch, the kept queue ran dry between batches:
+		 * W2 PostgreSQL prefetch 64/256 0.92x/0.87x (docs/performance.md wave 10). */
 		if (claim_rc == WQ_OK && ngot > 0 && ngot == (size_t)st->req.limit)
 			w->claim_missed = 1;
-		st->asked = 0;
 	}
 	ref_if_busy(st);
 	/* The outcomes' answers first (they free the slots the claimed tasks start in);
@@ -248,13 +250,13 @@ static struct wq__store_thread *lane_free(struct wq_worker *w, int want_batch)
 	return any;
 }
 
-/* Batches in flight on the lanes. */
-static int batches(const struct wq_worker *w)
+/* Lanes with a batch (batch) or a claim (!batch) in flight. */
+static int lanes_busy(const struct wq_worker *w, int batch)
 {
 	int n = 0;
 
 	for (int i = 0; i < w->nlanes; i++)
-		n += w->st[i].batch_busy;
+		n += batch ? w->st[i].batch_busy : w->st[i].claim_busy;
 	return n;
 }
 
@@ -264,7 +266,7 @@ static int batches(const struct wq_worker *w)
  * would otherwise each take a commit of their own, twice the commits on the same work. */
 struct wq__store_thread *wq__st_for_batch(struct wq_worker *w, size_t n)
 {
-	if (batches(w) > 0 && n * (size_t)w->nlanes < (size_t)w->concurrency)
+	if (lanes_busy(w, 1) > 0 && n * (size_t)w->nlanes < (size_t)w->concurrency)
 		return NULL;
 	return lane_free(w, 1);
 }
@@ -276,10 +278,15 @@ struct wq__store_thread *wq__st_for_claim(struct wq_worker *w)
 
 int wq__st_claims(const struct wq_worker *w)
 {
+	return lanes_busy(w, 0);
+}
+
+int wq__st_asked(const struct wq_worker *w)
+{
 	int n = 0;
 
 	for (int i = 0; i < w->nlanes; i++)
-		n += w->st[i].claim_busy;
+		n += w->st[i].asked;
 	return n;
 }
 
@@ -295,7 +302,6 @@ static void claim_copy(struct wq__store_thread *st, const struct wq__claim_req *
 	st->req.instance = st->instance;
 	st->claim_busy = 1;
 	st->asked = req->limit > (int)extra ? req->limit - (int)extra : 0;
-	st->w->pf.asked += st->asked;
 }
 
 void wq__st_batch(struct wq__store_thread *st, struct wq__job **js,
