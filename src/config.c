@@ -59,6 +59,7 @@ static const struct key worker_keys[] = {
 	WK("schedule_lease", K_DURATION, schedule_lease, 20 * WQ__US_PER_MS, DAY), /* issue 12 */
 	WK("log_format", K_LOG_FORMAT, log_json, 0, 0), /* issue 14 */
 	WK("prefetch", K_INT, prefetch, 0, 100000), /* wave4 batch (worker_prefetch.c) */
+	WK("store_connections", K_INT, store_connections, 1, WQ__LANES_MAX), /* worker_store.c */
 };
 
 /* [retention] (SPEC §15), read by `wakeq prune --config`. */

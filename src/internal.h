@@ -258,7 +258,13 @@ struct wq_config {
 	/* wave4 batch: tasks claimed beyond the free slots, waiting in memory for one
 	 * (worker_prefetch.c); at most `concurrency` with a command kind; default 0 */
 	int prefetch;
+	/* wave 11: the most store lanes (connections on which claims and outcomes commit,
+	 * worker_store.c) this worker opens; 0: as many as the store takes (store.h
+	 * `writers`). A server short of connections is given fewer, by its operator's
+	 * choice instead of by a refused connection that may have been another client's. */
+	int store_connections;
 };
+#define WQ__LANES_MAX 2 /* the most `writers` a store has (store.h): store_connections' top */
 
 /* worker_log.c (issue 14): one operator line on stderr, "<RFC 3339> wakeq: <level>:
  * <msg>", or with json a JSON object {ts, level, msg, fields} (fields: the ids msg names). */

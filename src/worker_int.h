@@ -81,12 +81,12 @@ struct wq__job {
  * A lane of the worker's store (worker_store.c): a thread with a connection of its own
  * on which claims and outcome batches run, so the loop keeps starting, reaping and timing
  * out handlers while a commit flushes. A worker has as many lanes as its store takes
- * writers at once (store.h `writers`: SQLite 1, PostgreSQL 2). Each lane has at most one
+ * writers at once (store.h `writers`: SQLite 1, PostgreSQL 2; fewer with [worker]
+ * store_connections, up to WQ__LANES_MAX in internal.h). Each lane has at most one
  * claim and one outcome batch in flight; the answers come back through `done` (notify.h)
  * and are acted on in the loop. Fields under `mu` are shared with the thread; the rest
  * belong to the loop.
  */
-#define WQ__LANES_MAX 2 /* the most `writers` a store has (store.h) */
 
 struct wq__store_thread {
 	struct wq_worker *w;  /* the lane's worker (for the answers in the loop) */

@@ -188,6 +188,8 @@ void wq__st_start(struct wq_worker *w)
 		return;
 	if (want > WQ__LANES_MAX)
 		want = WQ__LANES_MAX;
+	if (w->cfg->store_connections > 0 && want > w->cfg->store_connections)
+		want = w->cfg->store_connections;
 	while (w->nlanes < want && lane_start(w, &w->st[w->nlanes]) == 0)
 		w->nlanes++;
 	if (w->nlanes == 0)

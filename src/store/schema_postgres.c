@@ -296,9 +296,21 @@ const struct wq__migration wq__postgres_migrations[] = {
 	  * state use it as a prefix, or a partial index of their own). */
 	 "-- wave6 claimk: tasks_claim by kind\n"
 	 "DROP INDEX tasks_claim;\n"
-	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id);\n"
+	 /* wave 11 pg: as on SQLite since wave 7 (schema_sqlite.c says why), tasks_claim
+	  * holds the live states only and tasks_running_instance is gone: no UPDATE of a
+	  * task can be HOT (state is in this key and in the partial indexes' predicates),
+	  * so each claim and finish put a new entry into every index whose predicate the
+	  * new row version meets. A finish now adds none here, and no claim one to
+	  * tasks_running_instance, whose reads (by instance: cancel requests, reclaim,
+	  * interrupt, stats) the (state = 'running') prefix of this index serves. Taken for
+	  * one index design on both stores; W2 moved within the scatter (docs/performance.md
+	  * "Wave 11"). */
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, order_at, id) WHERE state = "
+	 "'pending' OR state = 'running' OR state = 'interrupted';\n"
+	 "DROP INDEX tasks_running_instance;\n"
 	 /* The earliest future due time of a served kind: as in schema_sqlite.c. */
-	 "CREATE INDEX tasks_due ON tasks (kind, due_at) WHERE state = 'pending';\n"},
+	 "CREATE INDEX tasks_due ON tasks (kind, due_at) WHERE state = 'pending' AND "
+	 "due_at > created_at;\n"},
 };
 
 const size_t wq__postgres_nmigrations =

@@ -143,12 +143,25 @@
 #define WQ__CLAIMABLE(now)                                                                 \
 	"p.state = 'pending' AND " D_UNINDEXED_NUM("p.due_at") " <= " now WQ__KEY_FREE(now)
 
-/* The earliest due_at of the pending tasks of the served kinds of JSON text `kinds` that
- * also match `cond` (on p; "" for none), each kind's own range read (WQ__SERVED), never
- * another kind's; NULL when none. */
-#define WQ__SERVED_MIN_DUE(kinds, cond)                                                    \
-	"(SELECT min(d.m) FROM (SELECT (SELECT min(p.due_at) FROM tasks p WHERE p.state = " \
+/* The least of `expr` over the served kinds of JSON text `kinds`, `expr` read from each
+ * kind's own pending tasks p that match `cond` ("" for none; it may end in a LIMIT),
+ * never another kind's (WQ__SERVED); NULL when none. */
+#define WQ__SERVED_LEAST(kinds, expr, cond)                                                \
+	"(SELECT min(d.m) FROM (SELECT (SELECT " expr " FROM tasks p WHERE p.state = "       \
 	"'pending' AND p.kind = k.value" cond ") AS m FROM " WQ__SERVED(kinds) " AS k) AS d)"
+
+/* The earliest due_at after `after` of the pending tasks of the served kinds: a search
+ * of tasks_due, whose predicate (due_at > created_at) the condition repeats. A task due
+ * at its enqueue (not in tasks_due) is never due after it, so none is missed. */
+#define WQ__SERVED_MIN_DUE_AFTER(kinds, after)                                             \
+	WQ__SERVED_LEAST(kinds, "min(p.due_at)", " AND p.due_at > p.created_at AND p.due_at > " after)
+
+/* The next due time of the served kinds' pending tasks for an idle check: the due time
+ * of one that was due at its enqueue (past: due now; the first of tasks_claim's range
+ * that is, not necessarily the earliest), else the earliest of tasks_due's. */
+#define WQ__SERVED_NEXT_DUE(kinds)                                                         \
+	"coalesce(" WQ__SERVED_LEAST(kinds, "p.due_at", " AND p.due_at <= p.created_at LIMIT 1") \
+	", " WQ__SERVED_LEAST(kinds, "min(p.due_at)", " AND p.due_at > p.created_at") ")"
 
 /* wave6 claimk: kind k (an expression) is not paused (issue 10: a paused kind's tasks
  * are not due for anyone). Tested once per kind, never per task: a paused kind's
@@ -218,7 +231,7 @@
 	  "kind = $1 AND reason <> 'uncertain-effect' ORDER BY id LIMIT $2")                \
 	/* a paused kind's tasks are not due for anyone (issue 10); wave6 claimk: each     \
 	 * served kind's own pending range, never other kinds' (WQ__SERVED) */              \
-	X(SQL_NEXT_DUE, "SELECT " WQ__SERVED_MIN_DUE("$1", "") ", CASE WHEN EXISTS (SELECT " \
+	X(SQL_NEXT_DUE, "SELECT " WQ__SERVED_NEXT_DUE("$1") ", CASE WHEN EXISTS (SELECT "    \
 	  "1 FROM tasks WHERE "                                                             \
 	  "state = 'running') THEN 1 ELSE 0 END")                                           \
 	/* The operation identity is claimed by the unique index, never by a read first. */ \
@@ -580,7 +593,7 @@
 	/* the earliest time after $2 a pending task of the kinds $1 (not paused) or a      \
 	 * pending delivery is due: when an idle worker sets its timer */                   \
 	/* wave6 claimk: each served kind's own pending range (WQ__SERVED) */              \
-	X(SQL_WAKE_NEXT, "SELECT " WQ__SERVED_MIN_DUE("$1", " AND p.due_at > $2") ", "       \
+	X(SQL_WAKE_NEXT, "SELECT " WQ__SERVED_MIN_DUE_AFTER("$1", "$2") ", "                 \
 	  "(SELECT min(next_at) FROM deliveries "                                           \
 	  "WHERE state = 'pending' AND next_at > $2)")                                     \
 	/* wave4 batch: multi-row writes, one statement per kind of row per transaction   \

@@ -392,8 +392,10 @@ struct wq__store_methods {
 	wq_rc (*interrupted_of_kind)(struct wq__store *s, const char *kind, int limit,
 				     int64_t **ids, size_t *n, wq_error *err);
 
-	/* Due time of the earliest pending task of these kinds, or 0 when none; and whether
-	 * any task is running (any instance). Used by --until-idle and the poll timer. */
+	/* When the next pending task of these kinds is due, 0 when none: a past time when
+	 * one is due already (that task's, not necessarily the earliest: statements.h
+	 * WQ__SERVED_NEXT_DUE), else the earliest future one; and whether any task is
+	 * running (any instance). Used by --until-idle. */
 	wq_rc (*next_due)(struct wq__store *s, const char *const *kinds, size_t nkinds,
 			  int64_t *due_out, int *running_out, wq_error *err);
 
