@@ -1,10 +1,11 @@
 /*
  * sql_sqlite.c — the SQLite driver (contract: sql.h).
  *
- * Several processes share one database file: WAL journal, a busy_timeout, and every write
- * transaction opened with BEGIN IMMEDIATE so a writer takes the write lock up front (a
- * deferred transaction that reads and then writes can deadlock against another one doing
- * the same, and in WAL mode can fail with SQLITE_BUSY_SNAPSHOT without ever waiting).
+ * Several processes share one database file: WAL journal, a busy handler (busy_wait),
+ * and every write transaction opened with BEGIN IMMEDIATE so a writer takes the write
+ * lock up front (a deferred transaction that reads and then writes can deadlock against
+ * another one doing the same, and in WAL mode can fail with SQLITE_BUSY_SNAPSHOT without
+ * ever waiting).
  *
  * Statements are prepared once per connection, cached by id, $N rewritten to ?N. Each id
  * has its own cursor: two different statements may be open at once, the same one cannot.
@@ -27,8 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define BUSY_TIMEOUT_MS 10000
+/* busy_wait's pause between tries for a lock (W1c --processes, 8 writers: 0.1 ms
+ * pauses 0.6x the enqueues/s of SQLite's own schedule, 1 ms 1.3x, 5 ms 1.3x). */
+#define BUSY_PAUSE_NS 1000000
 /* SQLite's own wal_autocheckpoint default, kept by wal_hook() which replaces it. */
 #define AUTOCHECKPOINT_FRAMES 1000
 /* A WAL this long (frames of a page) is checkpointed by the last connection to close;
@@ -58,6 +63,7 @@ struct wq__conn {
 	int wal_frames; /* the WAL's length after this connection's last commit */
 	int sync_full;  /* synchronous = FULL: every commit syncs the WAL */
 	int wal_marked; /* the WAL's directory-sync mark checked (sqlite_vfs.c) */
+	struct timespec busy_since; /* busy_wait: when this wait for a lock began */
 };
 
 /* The core's view (enum wq__sqlerr) of an extended result code. */
@@ -400,7 +406,7 @@ static int pragma(struct wq__conn *c, const char *sql, char *msg, size_t msgsz)
 
 /* Switching a fresh file to WAL needs an exclusive lock, and SQLite reports SQLITE_BUSY
  * for it without calling the busy handler when another process is doing the same
- * (concurrent `wakeq init`): wait here, as long as busy_timeout would. */
+ * (concurrent `wakeq init`): wait here, as long as busy_wait would. */
 static int set_wal(struct wq__conn *c, char *msg, size_t msgsz)
 {
 	sqlite3_stmt *st = NULL;
@@ -456,6 +462,31 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
+/* The busy handler: waits for a lock another connection holds, trying again every
+ * 1 ms, for BUSY_TIMEOUT_MS in all. SQLite's own
+ * (sqlite3_busy_timeout) pauses up to 100 ms between tries, and a writer's peers that
+ * take the write lock back within that time each time (another worker's loop, lanes and
+ * intake committing back to back on a loaded machine) can keep it waiting for seconds:
+ * a worker's heartbeat waited 2.2 s that way and its lease (ten heartbeats in the test)
+ * ran out, its running tasks interrupted (t_intake_imap_many under ASan). Frequent
+ * tries catch the short gaps between the peers' transactions
+ * (store/test_sql_sqlite busy_wait_takes_short_gaps). */
+static int busy_wait(void *arg, int tries)
+{
+	struct wq__conn *c = arg;
+	struct timespec now, pause = {0, BUSY_PAUSE_NS};
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (tries == 0)
+		c->busy_since = now;
+	else if ((now.tv_sec - c->busy_since.tv_sec) * 1000 +
+			 (now.tv_nsec - c->busy_since.tv_nsec) / 1000000 >=
+		 BUSY_TIMEOUT_MS)
+		return 0; /* SQLITE_BUSY, reported as the store being busy */
+	nanosleep(&pause, NULL);
+	return 1;
+}
+
 static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 {
 	const char *sync = getenv("WAKEQ_SQLITE_SYNCHRONOUS");
@@ -475,7 +506,7 @@ static int set_pragmas(struct wq__conn *c, char *msg, size_t msgsz)
 			 sync);
 		return WQ__SQL_ERROR;
 	}
-	sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+	sqlite3_busy_handler(c->db, busy_wait, c);
 	sqlite3_db_config(c->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL); /* sq_close */
 	sqlite3_wal_hook(c->db, wal_hook, c);
 	rc = set_wal(c, msg, msgsz);

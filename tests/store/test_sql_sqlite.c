@@ -17,6 +17,8 @@
 #include "store/op.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -801,6 +803,90 @@ static void test_busy(void **state)
 	D->close(b);
 }
 
+/* The busy handler's schedule: a try every 1 ms, never SQLite's 100 ms pauses; it gives
+ * up (SQLITE_BUSY) once BUSY_TIMEOUT_MS have passed since the wait began. */
+static void busy_wait_schedule(void **state)
+{
+	struct fixture *f = *state;
+	struct timespec t0, t1;
+	long ms;
+
+	assert_int_equal(busy_wait(f->c, 0), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 1; i <= 20; i++)
+		assert_int_equal(busy_wait(f->c, i), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	/* 20 pauses of 1 ms; SQLite's own first 20 pause 1,128 ms */
+	assert_true(ms < 500);
+	f->c->busy_since.tv_sec -= BUSY_TIMEOUT_MS / 1000 + 1;
+	assert_int_equal(busy_wait(f->c, 21), 0);
+}
+
+/* A writer whose peer takes the write lock back after a short gap, again and again (a
+ * worker beside another worker's loop, lanes and intake, all committing back to back),
+ * gets it while the peer keeps going: the gap is caught by a try, not slept through
+ * (busy_wait). SQLite's own pauses grow to 100 ms: 10 tries a second, each with a chance
+ * of ~1 in 50 of falling into a ~0.1 ms gap between 5 ms transactions. */
+struct hog {
+	struct wq__conn *c;
+	int stop;    /* set by the test: __atomic */
+	int cycles;  /* write transactions done: __atomic */
+	int holding; /* inside one (the write lock held): __atomic */
+};
+
+/* The test's bound: the peer's transactions of ~5 ms each before the writer must have had
+ * the lock. busy_wait got it within 5-34 of them (20 runs), SQLite's own busy wait
+ * within 63-644 (six runs; most of them past 200): 200 is ~1,000 tries of the first,
+ * ~20 of the second. */
+#define HOG_CYCLES 200
+
+static void *hog_main(void *arg)
+{
+	struct hog *h = arg;
+	const struct timespec hold = {0, 5000000}, gap = {0, 20000};
+
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&h->cycles, __ATOMIC_ACQUIRE) < HOG_CYCLES) {
+		if (D->begin(h->c, 1) != WQ__SQL_OK)
+			continue; /* the test's writer has it: take it back after */
+		__atomic_store_n(&h->holding, 1, __ATOMIC_RELEASE);
+		nanosleep(&hold, NULL);
+		__atomic_store_n(&h->holding, 0, __ATOMIC_RELEASE);
+		D->commit(h->c);
+		__atomic_add_fetch(&h->cycles, 1, __ATOMIC_RELEASE);
+		nanosleep(&gap, NULL);
+	}
+	return NULL;
+}
+
+static void busy_wait_takes_short_gaps(void **state)
+{
+	struct fixture *f = *state;
+	struct hog h = {f->c, 0, 0, 0};
+	struct wq__conn *b;
+	pthread_t th;
+	char msg[256];
+	int at;
+
+	migrate(f->c);
+	assert_int_equal(D->open(f->db, &b, msg, sizeof(msg)), WQ__SQL_OK);
+	assert_int_equal(pthread_create(&th, NULL, hog_main, &h), 0);
+	/* the peer is taking the lock again and again, and holds it now: the first try
+	 * fails and the wait begins */
+	while (__atomic_load_n(&h.cycles, __ATOMIC_ACQUIRE) < 2 ||
+	       !__atomic_load_n(&h.holding, __ATOMIC_ACQUIRE))
+		sched_yield();
+	assert_int_equal(D->begin(b, 1), WQ__SQL_OK);
+	at = __atomic_load_n(&h.cycles, __ATOMIC_ACQUIRE);
+	D->commit(b);
+	__atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	D->close(b);
+	if (at >= HOG_CYCLES)
+		fail_msg("the write lock was taken only after its peer stopped (%d cycles)", at);
+}
+
 static void test_open_refusals(void **state)
 {
 	struct fixture *f = *state;
@@ -892,6 +978,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_constraint_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changes_returning, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(busy_wait_schedule, setup, teardown),
+		cmocka_unit_test_setup_teardown(busy_wait_takes_short_gaps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
 	};
