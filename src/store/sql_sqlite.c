@@ -462,15 +462,15 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-/* The busy handler: waits for a lock another connection holds, trying again every
- * 1 ms, for BUSY_TIMEOUT_MS in all. SQLite's own
- * (sqlite3_busy_timeout) pauses up to 100 ms between tries, and a writer's peers that
- * take the write lock back within that time each time (another worker's loop, lanes and
- * intake committing back to back on a loaded machine) can keep it waiting for seconds:
- * a worker's heartbeat waited 2.2 s that way and its lease (ten heartbeats in the test)
- * ran out, its running tasks interrupted (t_intake_imap_many under ASan). Frequent
- * tries catch the short gaps between the peers' transactions
- * (store/test_sql_sqlite busy_wait_takes_short_gaps). */
+/* The busy handler: waits for a lock another connection holds, trying again every 1 ms,
+ * for BUSY_TIMEOUT_MS in all. SQLite's own (sqlite3_busy_timeout) pauses up to 100 ms
+ * between tries, and peers that take the write lock back within each pause (another
+ * worker's loop, lane and intake committing back to back on a loaded machine) can keep
+ * a writer waiting for seconds: most likely how a worker's loop, its heartbeat due,
+ * made no progress for 2.2 s while the other worker committed, until its lease (ten
+ * heartbeats in the test) ran out and its running tasks were interrupted
+ * (t_intake_imap_many under ASan). Tries every 1 ms catch the short gaps between the
+ * peers' transactions (store/test_sql_sqlite busy_wait_takes_short_gaps). */
 static int busy_wait(void *arg, int tries)
 {
 	struct wq__conn *c = arg;

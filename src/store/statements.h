@@ -154,7 +154,8 @@
  * of tasks_due, whose predicate (due_at > created_at) the condition repeats. A task due
  * at its enqueue (not in tasks_due) is never due after it, so none is missed. */
 #define WQ__SERVED_MIN_DUE_AFTER(kinds, after)                                             \
-	WQ__SERVED_LEAST(kinds, "min(p.due_at)", " AND p.due_at > p.created_at AND p.due_at > " after)
+	WQ__SERVED_LEAST(kinds, "min(p.due_at)",                                           \
+			 " AND p.due_at > p.created_at AND p.due_at > " after)
 
 /* The next due time of the served kinds' pending tasks for an idle check: the due time
  * of one that was due at its enqueue (past: due now; the first of tasks_claim's range

@@ -43,7 +43,7 @@ drain() {
 	if [ -n "$3" ]; then
 		grep -q "$3" "$T/$1.log" || fail "$1: no '$3' in the worker's log"
 	else
-		expect_eq "$(connections "$role")" "$2" "$1: the worker's connections (loop and lanes)"
+		expect_eq "$(connections "$role")" "$2" "$1: the worker's connections"
 		! grep -q "store lane" "$T/$1.log" || fail "$1: a lane was refused"
 	fi
 	kill -TERM "$(cat "$T/$1.pid")"

@@ -360,7 +360,8 @@ static void test_v4_next_due_reads(void **state)
 		plan_of(f->c, st[i], args, st[i] == SQL_WAKE_NEXT ? 2 : 1, plan, sizeof(plan));
 		if (!strstr(plan, "INDEX tasks_due (kind=?"))
 			fail_msg("statement %d: %s", st[i], plan);
-		if (st[i] == SQL_NEXT_DUE && !strstr(plan, "INDEX tasks_claim (state=? AND kind=?)"))
+		if (st[i] == SQL_NEXT_DUE &&
+		    !strstr(plan, "INDEX tasks_claim (state=? AND kind=?)"))
 			fail_msg("statement %d: %s", st[i], plan);
 	}
 }

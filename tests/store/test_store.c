@@ -1243,7 +1243,8 @@ int main(int argc, char **argv)
 						teardown),
 		/* wake-ups (issues 11, 12) */
 		cmocka_unit_test_setup_teardown(wake_next_and_wake_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(due_reads_with_tasks_due_at_enqueue, setup, teardown),
+		cmocka_unit_test_setup_teardown(due_reads_with_tasks_due_at_enqueue, setup,
+						teardown),
 		/* group commit of enqueues (wave 4) */
 		cmocka_unit_test_setup_teardown(enqueue_group_items_answer_each, setup, teardown),
 		cmocka_unit_test_setup_teardown(enqueue_rows_mixed_batch, setup, teardown),
