@@ -64,11 +64,13 @@ char *wq__intake_payload(const char *source, const char *key, int64_t uidvalidit
 			 const char *path, size_t *out_len);
 
 /* intake_imap_parse.c: an IMAP server's answers (text: as received, NUL-terminated).
- * The UIDVALIDITY of an untagged `OK [UIDVALIDITY n]`, or 0. The UIDs of the first
- * `* SEARCH` line as items keyed "UIDVALIDITY:UID", sorted, each once (*items malloc'd,
- * NULL when none; -1 only when out of memory, err says so). The literal {len} after the
+ * The UIDVALIDITY of an untagged `OK [UIDVALIDITY n]`, or 0. The message count of the
+ * last `* N EXISTS`, or -1 when there is none. The UIDs of every `* SEARCH` line as
+ * items keyed "UIDVALIDITY:UID", sorted, each once (*items malloc'd, NULL when none; -1
+ * only when out of memory, err says so). The literal {len} after the
  * first `* ... FETCH ... {len}` line of text[0..n): *at and *len, 0 when it is whole. */
 int64_t wq__imap_uidvalidity(const char *text);
+int64_t wq__imap_exists(const char *text);
 int wq__imap_search(const char *text, int64_t uidvalidity, struct wq__intake_item **items,
 		    size_t *n, char *err, size_t errsz);
 int wq__imap_literal(const char *text, size_t n, const char **at, size_t *len);

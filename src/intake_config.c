@@ -11,13 +11,14 @@
 #include <string.h>
 
 enum { S_TYPE, S_URL, S_USERNAME, S_PASSWORD_FILE, S_PASSWORD_ENV, S_PATH, S_KIND, S_POLL,
-       S_MAX_HANDOUTS, S_OPERATORS };
+       S_MAX_HANDOUTS, S_OPERATORS, S_SEARCH_WINDOW };
 
 static const char *const keys[] = {
 	[S_TYPE] = "type", [S_URL] = "url", [S_USERNAME] = "username",
 	[S_PASSWORD_FILE] = "password_file", [S_PASSWORD_ENV] = "password_env",
 	[S_PATH] = "path", [S_KIND] = "kind", [S_POLL] = "poll",
 	[S_MAX_HANDOUTS] = "max_handouts", [S_OPERATORS] = "operators",
+	[S_SEARCH_WINDOW] = "search_window",
 };
 
 static struct wq__source_config *find(wq_config *cfg, const char *name)
@@ -45,7 +46,21 @@ const char *wq__source_add(wq_config *cfg, const char *name, int line)
 	wq__strlcpy(s->name, name, sizeof(s->name));
 	s->poll = 30 * WQ__US_PER_S;
 	s->max_handouts = 3;
+	s->search_window = WQ__IMAP_SEARCH_WINDOW;
 	s->line = line;
+	return NULL;
+}
+
+/* A decimal integer lo..hi into *dst; NULL, or what is wrong, written into msg. */
+static const char *int_in(const char *v, const char *key, long lo, long hi, int *dst,
+			  char *msg, size_t msgsz)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+
+	if (!*v || *end || n < lo || n > hi)
+		return snprintf(msg, msgsz, "%s must be %ld..%ld", key, lo, hi), msg;
+	*dst = (int)n;
 	return NULL;
 }
 
@@ -102,8 +117,6 @@ const char *wq__source_entry(wq_config *cfg, const char *name, const char *key,
 	wq_error e;
 	int64_t us;
 	size_t k;
-	char *end;
-	long n;
 
 	if (!s)
 		return snprintf(msg, msgsz, "no such source %s", name), msg;
@@ -113,7 +126,7 @@ const char *wq__source_entry(wq_config *cfg, const char *name, const char *key,
 	if (k == WQ__ARRAY_LEN(keys))
 		return snprintf(msg, msgsz, "unknown key '%s' in [source.%s] (expected type, url, "
 			       "username, password_file, password_env, path, kind, poll, "
-			       "max_handouts or operators)", key, name), msg;
+			       "max_handouts, operators or search_window)", key, name), msg;
 	if (s->seen & (1u << k))
 		return snprintf(msg, msgsz, "key '%s' given twice", key), msg;
 	s->seen |= 1u << k;
@@ -148,11 +161,9 @@ const char *wq__source_entry(wq_config *cfg, const char *name, const char *key,
 		s->poll = us;
 		return NULL;
 	case S_MAX_HANDOUTS:
-		n = strtol(v, &end, 10);
-		if (!*v || *end || n < 1 || n > 1000)
-			return snprintf(msg, msgsz, "max_handouts must be 1..1000"), msg;
-		s->max_handouts = (int)n;
-		return NULL;
+		return int_in(v, key, 1, 1000, &s->max_handouts, msg, msgsz);
+	case S_SEARCH_WINDOW:
+		return int_in(v, key, 1, WQ__IMAP_SEARCH_WINDOW, &s->search_window, msg, msgsz);
 	default: /* S_OPERATORS */
 		if (!*v || strlen(v) > WQ_NAME_MAX - 6 || strpbrk(v, " \t"))
 			return snprintf(msg, msgsz, "operators must be an inbox recipient "
@@ -171,10 +182,12 @@ static wq_rc check_source(wq_config *c, struct wq__source_config *s, wq_error *e
 	if (!s->kind[0])
 		return wq__err(err, WQ_ECONFIG, "%s:%d: [source.%s] has no kind", c->path, s->line,
 			       s->name);
-	if (s->type == WQ__SOURCE_MAILDIR && (!s->path || s->url || s->username ||
-					       s->password_file || s->password_env))
+	if (s->type == WQ__SOURCE_MAILDIR &&
+	    (!s->path || s->url || s->username || s->password_file || s->password_env ||
+	     (s->seen & (1u << S_SEARCH_WINDOW))))
 		return wq__err(err, WQ_ECONFIG, "%s:%d: [source.%s] (maildir) needs path and takes "
-			       "no url, username or password", c->path, s->line, s->name);
+			       "no url, username, password or search_window", c->path, s->line,
+			       s->name);
 	if (s->type == WQ__SOURCE_IMAP &&
 	    (!s->url || !s->username || !s->password_file == !s->password_env || s->path))
 		return wq__err(err, WQ_ECONFIG, "%s:%d: [source.%s] (imap) needs url, username and "

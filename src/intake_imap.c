@@ -2,8 +2,15 @@
  * Runs on a pool thread; one connection per source, reused between calls.
  *
  *   list   a fresh connection: SELECT (curl does it for the mailbox of the url; its
- *          untagged `OK [UIDVALIDITY n]` reaches the header callback) and
- *          `UID SEARCH UNSEEN`; key "UIDVALIDITY:UID".
+ *          untagged `OK [UIDVALIDITY n]` and `* N EXISTS` reach the header callback)
+ *          and `UID SEARCH UNSEEN`; key "UIDVALIDITY:UID". A mailbox of more than
+ *          search_window messages is searched in windows of message numbers instead
+ *          (`UID SEARCH a:b UNSEEN`): libcurl (7.88 here) drops 16 KiB pieces of an
+ *          answer line longer than its 16 KiB buffer, without an error (14,000 unseen
+ *          messages: 1,243 UIDs answered, 1-13 and 12,773-14,000; a window of 4,096:
+ *          1-13, a fragment "197", 3,498-4,096), so one search of a large mailbox
+ *          misses messages and a cut inside a number names a wrong one. A window's
+ *          answer holds at most search_window UIDs of at most 11 bytes: under 12 KiB.
  *   fetch  `UID FETCH uid BODY.PEEK[]` — never BODY[], which sets \Seen. libcurl before
  *          8.17 hands a custom command's literal to the header callback line by line,
  *          later versions to the write callback: both are collected and the literal
@@ -181,10 +188,36 @@ static int64_t uidvalidity_of(const struct buf *b)
 	return wq__imap_uidvalidity(b->p);
 }
 
+/* The answers of `UID SEARCH a:b UNSEEN` for the message numbers 1..exists in windows
+ * of c->search_window, one after another in *all (malloc'd). 0, or -1 with err. */
+static int search_windows(struct conn *k, const struct wq__source_config *c, int64_t exists,
+			  struct buf *all, char *err, size_t errsz)
+{
+	char cmd[64];
+
+	for (int64_t lo = 1; lo <= exists; lo += c->search_window) {
+		int64_t hi = lo + c->search_window - 1 < exists ? lo + c->search_window - 1
+								: exists;
+
+		snprintf(cmd, sizeof(cmd), "UID SEARCH %" PRId64 ":%" PRId64 " UNSEEN", lo, hi);
+		if (perform(k, c, cmd, 0, err, errsz))
+			return -1;
+		if (k->body.n && collect(k->body.p, 1, k->body.n, all) != k->body.n) {
+			snprintf(err, errsz, "%s listing the mailbox",
+				 all->over ? "answer too large" : "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int im_list(void *conn, const struct wq__source_config *c, int64_t *uidvalidity,
 		   struct wq__intake_item **items, size_t *n, char *err, size_t errsz)
 {
 	struct conn *k = conn;
+	struct buf all = {0};
+	int64_t exists;
+	int rc;
 
 	*items = NULL;
 	*n = 0;
@@ -194,7 +227,15 @@ static int im_list(void *conn, const struct wq__source_config *c, int64_t *uidva
 		snprintf(err, errsz, "the server reported no UIDVALIDITY for the mailbox");
 		return -1;
 	}
-	return wq__imap_search(k->body.p, *uidvalidity, items, n, err, errsz);
+	exists = wq__imap_exists(k->hdr.p);
+	if (exists <= c->search_window) /* -1: not said; the answer is all there is */
+		return wq__imap_search(k->body.p, *uidvalidity, items, n, err, errsz);
+	/* the answer above may have been cut (see the top of this file): not used */
+	rc = search_windows(k, c, exists, &all, err, errsz);
+	if (!rc)
+		rc = wq__imap_search(all.p, *uidvalidity, items, n, err, errsz);
+	free(all.p);
+	return rc;
 }
 
 /* The literal {len} that follows the FETCH line in b: *at, *len; 0 when whole. */

@@ -32,6 +32,22 @@ int64_t wq__imap_uidvalidity(const char *text)
 	return p ? nz_number(p + 13, &end) : 0;
 }
 
+int64_t wq__imap_exists(const char *text)
+{
+	const char *p = text, *end;
+	int64_t last = -1, v;
+
+	/* "* N EXISTS"; N may be 0 (nz_number refuses it), and a later one is newer */
+	while (p && (p = strstr(p, "* ")) != NULL) {
+		p += 2;
+		if (p[0] == '0' && strncmp(p + 1, " EXISTS", 7) == 0)
+			last = 0;
+		else if ((v = nz_number(p, &end)) && strncmp(end, " EXISTS", 7) == 0)
+			last = v;
+	}
+	return last;
+}
+
 static int by_uid(const void *a, const void *b)
 {
 	int64_t x = ((const struct wq__intake_item *)a)->uid,
@@ -48,14 +64,18 @@ int wq__imap_search(const char *text, int64_t uidvalidity, struct wq__intake_ite
 
 	*items = NULL;
 	*n = 0;
+	/* every `* SEARCH` line: a listing in windows answers one per window */
 	for (p = p ? p + 8 : NULL; p;) {
 		struct wq__intake_item *it;
 		int64_t uid;
 
 		while (*p == ' ')
 			p++;
-		if (!(uid = nz_number(p, &end)))
-			break;
+		if (!(uid = nz_number(p, &end))) {
+			if ((p = strstr(p, "* SEARCH")) != NULL)
+				p += 8;
+			continue;
+		}
 		p = end;
 		if (*n == cap) {
 			size_t nc = cap ? cap * 2 : 64;

@@ -323,10 +323,16 @@ struct wq__source_config {
 	char kind[WQ_KIND_MAX + 1];
 	int64_t poll;        /* µs; default 30s */
 	int max_handouts;    /* default 3: the attempt limit of the messages' tasks */
+	int search_window;   /* imap: messages a UID SEARCH covers (intake_imap.c) */
 	char *operators;     /* inbox recipient of give-up reports; NULL: [worker]'s */
 	unsigned seen;       /* keys given (a key twice is an error) */
 	int line;            /* of its section header, for messages */
 };
+
+/* imap: the most messages one `UID SEARCH` covers, the default and top of
+ * search_window: its answer, at most 11 bytes a UID, stays under 12 KiB, within the
+ * 16 KiB libcurl reads a line into (intake_imap.c says why). */
+#define WQ__IMAP_SEARCH_WINDOW 1024
 
 /* prescan: a new [source.NAME]; NULL, or what is wrong (static text). */
 const char *wq__source_add(wq_config *cfg, const char *name, int line);

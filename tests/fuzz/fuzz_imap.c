@@ -26,6 +26,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	v = wq__imap_uidvalidity(text);
+	if (wq__imap_exists(text) < -1 || wq__imap_exists(text) > INT64_C(4294967295))
+		abort();
 	if (v < 0 || v > INT64_C(4294967295))
 		abort();
 	if (wq__imap_search(text, v ? v : 1, &items, &n, err, sizeof(err)) == 0) {
