@@ -71,6 +71,9 @@ char *wq__intake_payload(const char *source, const char *key, int64_t uidvalidit
  * first `* ... FETCH ... {len}` line of text[0..n): *at and *len, 0 when it is whole. */
 int64_t wq__imap_uidvalidity(const char *text);
 int64_t wq__imap_exists(const char *text);
+/* The `RFC822.SIZE n` of a FETCH answer text[0..n) outside its literal [at, at + len),
+ * or -1. */
+int64_t wq__imap_rfc822_size(const char *text, size_t n, const char *at, size_t len);
 int wq__imap_search(const char *text, int64_t uidvalidity, struct wq__intake_item **items,
 		    size_t *n, char *err, size_t errsz);
 int wq__imap_literal(const char *text, size_t n, const char **at, size_t *len);

@@ -34,6 +34,12 @@
 #define PASSWORD_MAX 1024
 #define RESPONSE_MAX (64u << 20) /* a larger answer is refused, not buffered */
 #define STORE_BATCH 64
+/* Bytes of a message one FETCH asks for (`BODY.PEEK[]<offset.FETCH_PIECE>`): libcurl
+ * (7.88) hands a custom FETCH's literal to the header callback line by line, caps their
+ * total at 300 KiB (a larger message failed every poll: "Too large response headers")
+ * and drops pieces of a line longer than its 16 KiB buffer; a piece's lines stay under
+ * 16 KiB with the FETCH line, and its total far under the cap. */
+#define FETCH_PIECE 12288u
 
 struct buf {
 	char *p;
@@ -244,16 +250,20 @@ static int literal_in(const struct buf *b, const char **at, size_t *len)
 	return wq__imap_literal(b->p, b->n, at, len);
 }
 
-static int im_fetch(void *conn, const struct wq__source_config *c, int64_t uidvalidity,
-		    struct wq__intake_item *it)
+/* One piece of message `it`, from byte `off`, appended to *msg; the first piece also
+ * asks for the message's size (*size; -1 when the server did not say it). 0, or -1 with
+ * it->error. */
+static int fetch_piece(struct conn *k, const struct wq__source_config *c, int64_t uidvalidity,
+		       struct wq__intake_item *it, size_t off, struct buf *msg, int64_t *size)
 {
-	struct conn *k = conn;
-	char cmd[64], key[WQ_INTAKE_KEY_MAX + 1];
-	const char *msg = NULL;
+	char cmd[96];
+	const char *at = NULL;
+	const struct buf *b = &k->body;
 	size_t len = 0;
 	int64_t seen;
 
-	snprintf(cmd, sizeof(cmd), "UID FETCH %" PRId64 " BODY.PEEK[]", it->uid);
+	snprintf(cmd, sizeof(cmd), "UID FETCH %" PRId64 " (%sBODY.PEEK[]<%zu.%u>)", it->uid,
+		 off ? "" : "RFC822.SIZE ", off, FETCH_PIECE);
 	if (perform(k, c, cmd, 0, it->error, sizeof(it->error)))
 		return -1;
 	/* a reconnect SELECTed again: the UIDs must still mean what they meant */
@@ -262,20 +272,57 @@ static int im_fetch(void *conn, const struct wq__source_config *c, int64_t uidva
 		snprintf(it->error, sizeof(it->error), "UIDVALIDITY changed during the poll");
 		return -1;
 	}
-	if (literal_in(&k->body, &msg, &len) && literal_in(&k->hdr, &msg, &len)) {
+	if (literal_in(b, &at, &len) && literal_in((b = &k->hdr), &at, &len)) {
 		snprintf(it->error, sizeof(it->error),
 			 "UID %" PRId64 ": no complete message in the FETCH answer", it->uid);
 		return -1;
 	}
-	snprintf(key, sizeof(key), "%s", it->key);
-	it->size = (int64_t)len;
-	it->payload = wq__intake_payload(c->name, key, uidvalidity, it->uid, msg, len, it->size,
-					 1, NULL, &it->payload_len);
-	if (!it->payload) {
-		snprintf(it->error, sizeof(it->error), "out of memory building the payload");
+	if (!off)
+		*size = wq__imap_rfc822_size(b->p, b->n, at, len);
+	if (len && collect((char *)at, 1, len, msg) != len) {
+		snprintf(it->error, sizeof(it->error), "UID %" PRId64 ": %s", it->uid,
+			 msg->over ? "message too large" : "out of memory");
 		return -1;
 	}
 	return 0;
+}
+
+static int im_fetch(void *conn, const struct wq__source_config *c, int64_t uidvalidity,
+		    struct wq__intake_item *it)
+{
+	struct conn *k = conn;
+	char key[WQ_INTAKE_KEY_MAX + 1];
+	struct buf msg = {0};
+	int64_t size = -1;
+	size_t got;
+	int rc = 0;
+
+	/* in pieces until the size the server gave, or, when it gave none, until a piece
+	 * comes back short */
+	do {
+		got = msg.n;
+		rc = fetch_piece(k, c, uidvalidity, it, msg.n, &msg, &size);
+	} while (!rc && msg.n > got &&
+		 (size > 0 ? msg.n < (size_t)size : msg.n - got == FETCH_PIECE));
+	if (!rc && size > 0 && msg.n != (size_t)size) {
+		snprintf(it->error, sizeof(it->error),
+			 "UID %" PRId64 ": %zu of its %" PRId64 " bytes answered", it->uid, msg.n,
+			 size);
+		rc = -1;
+	}
+	if (!rc) {
+		snprintf(key, sizeof(key), "%s", it->key);
+		it->size = (int64_t)msg.n;
+		it->payload = wq__intake_payload(c->name, key, uidvalidity, it->uid,
+						 msg.p ? msg.p : "", msg.n, it->size, 1, NULL,
+						 &it->payload_len);
+		if (!it->payload) {
+			snprintf(it->error, sizeof(it->error), "out of memory building the payload");
+			rc = -1;
+		}
+	}
+	free(msg.p);
+	return rc;
 }
 
 /* STORE \Seen on rows[from..to) (all of uidvalidity), answering ok/errs for them. */

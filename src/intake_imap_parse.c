@@ -48,6 +48,26 @@ int64_t wq__imap_exists(const char *text)
 	return last;
 }
 
+/* The first `RFC822.SIZE n` (n > 0) in [p, stop), or -1. */
+static int64_t size_in(const char *p, const char *stop)
+{
+	const char *end;
+	int64_t v;
+
+	for (; p < stop && (p = memmem(p, (size_t)(stop - p), "RFC822.SIZE ", 12)) != NULL; p++)
+		if ((v = nz_number(p + 12, &end)) != 0 && end <= stop)
+			return v;
+	return -1;
+}
+
+int64_t wq__imap_rfc822_size(const char *text, size_t n, const char *at, size_t len)
+{
+	/* outside the literal: the message's own text may say anything */
+	int64_t v = size_in(text, at);
+
+	return v >= 0 ? v : size_in(at + len, text + n);
+}
+
 static int by_uid(const void *a, const void *b)
 {
 	int64_t x = ((const struct wq__intake_item *)a)->uid,

@@ -48,6 +48,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 		if (at < text || at > text + size || len > (size_t)(text + size - at))
 			abort();
+		if (wq__imap_rfc822_size(text, size, at, len) < -1)
+			abort();
 		/* the message itself, as intake_imap.c hands it on: its payload is JSON */
 		payload = wq__intake_payload("mail", "1:1", 1, 1, at, len, (int64_t)len, 1, NULL,
 					     &plen);
