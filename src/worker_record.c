@@ -282,11 +282,10 @@ static size_t jobs_count(const struct wq_worker *w, int queued)
 	return k;
 }
 
-/* The jobs with `flag` set (see job_is); NULL when none (or out of memory: they stay
- * for the next call). */
-static struct wq__job **jobs_with(struct wq_worker *w, int queued, size_t *n)
+/* The k jobs (jobs_count) with `flag` set (see job_is); NULL when none (or out of
+ * memory: they stay for the next call). */
+static struct wq__job **jobs_with(struct wq_worker *w, int queued, size_t k, size_t *n)
 {
-	size_t k = jobs_count(w, queued);
 	struct wq__job **js, *j;
 
 	*n = 0;
@@ -301,16 +300,17 @@ static struct wq__job **jobs_with(struct wq_worker *w, int queued, size_t *n)
 /* The outcomes that arrived in this loop turn, in one transaction. */
 static void record_queued(struct wq_worker *w)
 {
-	size_t n;
+	size_t n, k;
 	struct wq__job **js;
 
 	uv_check_stop(&w->record_check);
 	uv_idle_stop(&w->record_idle);
 	/* counted before the array is made: while the lanes are busy this runs every
 	 * loop turn that queues an outcome */
-	if (w->nlanes && !wq__st_for_batch(w, jobs_count(w, 1)))
+	k = jobs_count(w, 1);
+	if (w->nlanes && !wq__st_for_batch(w, k))
 		return; /* queued: sent when a batch in flight is answered */
-	if ((js = jobs_with(w, 1, &n)) != NULL)
+	if ((js = jobs_with(w, 1, k, &n)) != NULL)
 		record_jobs(w, js, n, OFFER_FIRST);
 }
 
@@ -378,7 +378,7 @@ void wq__worker_retry_unrecorded(struct wq_worker *w, int give_up)
 	record_queued(w);
 	if (w->phase == WQ__PH_CLOSING)
 		return;
-	if ((js = jobs_with(w, 0, &n)) != NULL)
+	if ((js = jobs_with(w, 0, jobs_count(w, 0), &n)) != NULL)
 		record_jobs(w, js, n, give_up ? OFFER_GIVE_UP : OFFER_AGAIN);
 	if (w->phase != WQ__PH_CLOSING)
 		wq__deliver_retry_unrecorded(w->dl, give_up);

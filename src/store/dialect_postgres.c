@@ -189,7 +189,8 @@ static const char *postgres_text(int id)
 	 * an index scan of tasks_pkey in id order, so the rows are locked in task order like
 	 * the per-row statements did) and joined to their values by id. The state is
 	 * compared as (state || ''): else, with "running" rare in the statistics, the
-	 * planner read every running task through tasks_running_instance instead.
+	 * planner read every running task through an index on state (then
+	 * tasks_running_instance; tasks_claim's `running` prefix since wave 11) instead.
 	 * wave7 pg: the rows read as jsonb, once (a materialized CTE); op_finish_many.c
 	 * keeps large results out of it (jsonb holds at most 256 MB). It is sent without
 	 * waiting (op_finish_many.c), so it checks itself: $2 rows must change, else it

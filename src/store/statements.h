@@ -150,19 +150,23 @@
 	"(SELECT min(d.m) FROM (SELECT (SELECT " expr " FROM tasks p WHERE p.state = "       \
 	"'pending' AND p.kind = k.value" cond ") AS m FROM " WQ__SERVED(kinds) " AS k) AS d)"
 
-/* The earliest due_at after `after` of the pending tasks of the served kinds: a search
- * of tasks_due, whose predicate (due_at > created_at) the condition repeats. A task due
- * at its enqueue (not in tasks_due) is never due after it, so none is missed. */
-#define WQ__SERVED_MIN_DUE_AFTER(kinds, after)                                             \
-	WQ__SERVED_LEAST(kinds, "min(p.due_at)",                                           \
-			 " AND p.due_at > p.created_at AND p.due_at > " after)
+/* tasks_due's predicate beyond state (schema_*.c, step 4): a task not due at its
+ * enqueue. A statement repeats it to let the planner use the index. */
+#define WQ__DUE_LATER "p.due_at > p.created_at"
+
+/* The earliest due_at of the served kinds' pending tasks in tasks_due that also match
+ * `cond` ("" or " AND ..."). A task due at its enqueue (not in tasks_due) is never due
+ * after its enqueue, so a search for times past now misses none. */
+#define WQ__SERVED_MIN_DUE_LATER(kinds, cond)                                              \
+	WQ__SERVED_LEAST(kinds, "min(p.due_at)", " AND " WQ__DUE_LATER cond)
 
 /* The next due time of the served kinds' pending tasks for an idle check: the due time
  * of one that was due at its enqueue (past: due now; the first of tasks_claim's range
  * that is, not necessarily the earliest), else the earliest of tasks_due's. */
 #define WQ__SERVED_NEXT_DUE(kinds)                                                         \
-	"coalesce(" WQ__SERVED_LEAST(kinds, "p.due_at", " AND p.due_at <= p.created_at LIMIT 1") \
-	", " WQ__SERVED_LEAST(kinds, "min(p.due_at)", " AND p.due_at > p.created_at") ")"
+	"coalesce(" WQ__SERVED_LEAST(kinds, "p.due_at",                                    \
+				     " AND NOT " WQ__DUE_LATER " LIMIT 1")                   \
+	", " WQ__SERVED_MIN_DUE_LATER(kinds, "") ")"
 
 /* wave6 claimk: kind k (an expression) is not paused (issue 10: a paused kind's tasks
  * are not due for anyone). Tested once per kind, never per task: a paused kind's
@@ -594,7 +598,7 @@
 	/* the earliest time after $2 a pending task of the kinds $1 (not paused) or a      \
 	 * pending delivery is due: when an idle worker sets its timer */                   \
 	/* wave6 claimk: each served kind's own pending range (WQ__SERVED) */              \
-	X(SQL_WAKE_NEXT, "SELECT " WQ__SERVED_MIN_DUE_AFTER("$1", "$2") ", "                 \
+	X(SQL_WAKE_NEXT, "SELECT " WQ__SERVED_MIN_DUE_LATER("$1", " AND p.due_at > $2") ", " \
 	  "(SELECT min(next_at) FROM deliveries "                                           \
 	  "WHERE state = 'pending' AND next_at > $2)")                                     \
 	/* wave4 batch: multi-row writes, one statement per kind of row per transaction   \
