@@ -8,15 +8,13 @@
  */
 #include "cron.h"
 #include "internal.h"
+#include "zone.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #define WQ__CRON_MAX 256
 #define WQ__SEARCH_DAYS (29 * 366 + 2) /* a 28-year calendar cycle: every date meets
@@ -244,50 +242,26 @@ static int day_matches(const struct wq__cron *c, int64_t day)
 
 /* ---- zones ---- */
 
-/* Serialises every $TZ switch of the library (see cron.h). */
-static pthread_mutex_t tz_lock = PTHREAD_MUTEX_INITIALIZER;
-
 wq_rc wq__tz_check(const char *zone, wq_error *err)
 {
-	char path[512];
-	const char *dir = getenv("TZDIR");
-	struct stat st;
+	struct wq__zone *z;
+	wq_rc rc = wq__zone_load(zone, &z, err);
 
-	if (!zone || !*zone || strcmp(zone, "UTC") == 0)
-		return WQ_OK;
-	if (strlen(zone) > 64 || zone[0] == '/' || strstr(zone, ".."))
-		goto bad;
-	for (const char *p = zone; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("_+-/", *p))
-			goto bad;
-	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", zone);
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		goto bad;
-	return WQ_OK;
-bad:
-	return wq__err(err, WQ_EINVAL, "time zone '%.64s' is not in the tz database", zone);
-}
-
-/* The zone's UTC offset (seconds) at instant t; $TZ is already the zone (lock held). */
-static int64_t offset_at(int64_t t)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	if (!localtime_r(&tt, &tm))
-		return 0;
-	return tm.tm_gmtoff;
+	wq__zone_free(z);
+	return rc;
 }
 
 /* The instant of local wall time w (seconds, as if the local time were UTC): its first
- * occurrence when repeated, the end of the gap when skipped. Lock held. */
-static int64_t wall_to_utc(int64_t w)
+ * occurrence when repeated, the end of the gap when skipped. */
+static int64_t wall_to_utc(const struct wq__zone *z, int64_t w)
 {
-	int64_t offs[3] = {offset_at(w - 36 * 3600), offset_at(w), offset_at(w + 36 * 3600)};
+	int64_t offs[3] = {wq__zone_offset(z, w - 36 * 3600), wq__zone_offset(z, w),
+			   wq__zone_offset(z, w + 36 * 3600)};
 	int64_t best = INT64_MAX, lo, hi, olo;
 
 	for (int i = 0; i < 3; i++) {
 		int64_t t = w - offs[i];
-		if (offset_at(t) == offs[i] && t < best)
+		if (wq__zone_offset(z, t) == offs[i] && t < best)
 			best = t;
 	}
 	if (best != INT64_MAX)
@@ -295,10 +269,10 @@ static int64_t wall_to_utc(int64_t w)
 	/* Skipped: the first instant after the gap, between the two candidates. */
 	lo = w - (offs[0] > offs[2] ? offs[0] : offs[2]);
 	hi = w - (offs[0] > offs[2] ? offs[2] : offs[0]);
-	olo = offset_at(lo);
+	olo = wq__zone_offset(z, lo);
 	while (hi - lo > 1) {
 		int64_t mid = lo + (hi - lo) / 2;
-		if (offset_at(mid) == olo)
+		if (wq__zone_offset(z, mid) == olo)
 			lo = mid;
 		else
 			hi = mid;
@@ -309,25 +283,15 @@ static int64_t wall_to_utc(int64_t w)
 wq_rc wq__cron_next(const struct wq__cron *c, const char *zone, int64_t after_us,
 		    int64_t *next_us, wq_error *err)
 {
-	char *saved = NULL;
-	const char *old;
+	struct wq__zone *z;
 	int64_t start, start_wall, day0, found = -1;
 	wq_rc rc;
 
-	if ((rc = wq__tz_check(zone, err)) != WQ_OK)
+	if ((rc = wq__zone_load(zone, &z, err)) != WQ_OK)
 		return rc;
 	start = floor_div(after_us, 60 * WQ__US_PER_S) * 60 + 60; /* next whole minute */
 
-	pthread_mutex_lock(&tz_lock);
-	old = getenv("TZ");
-	if (old && !(saved = strdup(old))) {
-		pthread_mutex_unlock(&tz_lock);
-		return wq__err(err, WQ_ENOMEM, "out of memory");
-	}
-	setenv("TZ", zone && *zone ? zone : "UTC", 1);
-	tzset();
-
-	start_wall = start + offset_at(start);
+	start_wall = start + wq__zone_offset(z, start);
 	day0 = floor_div(start_wall, 86400) - 1;
 	for (int64_t day = day0; day < day0 + WQ__SEARCH_DAYS && found < 0; day++) {
 		if (!day_matches(c, day))
@@ -339,7 +303,7 @@ wq_rc wq__cron_next(const struct wq__cron *c, const char *zone, int64_t after_us
 				int64_t w = day * 86400 + h * 3600 + mi * 60, t;
 				if (!(c->minute >> mi & 1) || w < start_wall - 3 * 3600)
 					continue;
-				t = wall_to_utc(w);
+				t = wall_to_utc(z, w);
 				if (t >= start) {
 					found = t;
 					break;
@@ -348,13 +312,7 @@ wq_rc wq__cron_next(const struct wq__cron *c, const char *zone, int64_t after_us
 		}
 	}
 
-	if (saved)
-		setenv("TZ", saved, 1);
-	else
-		unsetenv("TZ");
-	tzset();
-	pthread_mutex_unlock(&tz_lock);
-	free(saved);
+	wq__zone_free(z);
 	if (found < 0)
 		return wq__err(err, WQ_EINVAL, "cron: the expression matches no time");
 	*next_us = found * WQ__US_PER_S;

@@ -30,7 +30,8 @@ struct wq__cron {
 wq_rc wq__cron_parse(const char *expr, struct wq__cron *out, wq_error *err);
 
 /* WQ_EINVAL unless zone names a zone of the system tz database (/usr/share/zoneinfo or
- * $TZDIR): a relative path of [A-Za-z0-9_+-/] without "..". "UTC" is always valid. */
+ * $TZDIR) that wq__zone_load reads: a relative path of [A-Za-z0-9_+-/] without "..", a
+ * TZif file without leap seconds. "UTC" is always valid. */
 wq_rc wq__tz_check(const char *zone, wq_error *err);
 
 /* The first slot strictly after `after_us` (µs since the epoch, UTC) in zone `zone`
@@ -38,13 +39,10 @@ wq_rc wq__tz_check(const char *zone, wq_error *err);
  * at the first valid instant after the gap (02:30 on a spring-forward day runs at 03:00);
  * a local time that occurs twice runs once, at its first occurrence.
  *
- * Time zone machinery: glibc offers no conversion for an explicit zone, so this sets
- * $TZ, calls tzset() and uses localtime_r() for the offsets, then restores $TZ — all
- * under one process-wide mutex (every zone conversion of libwakeq goes through it). A
- * thread of the embedding program that calls localtime() meanwhile would see the
- * schedule's zone; the wakeq worker is single-threaded. The local-to-UTC conversion is
- * our own (not mktime, whose choice for skipped and repeated times varies), and assumes
- * a zone's offset changes by less than 3 hours at a time. */
+ * Time zone machinery: the zone's offsets come from its TZif file (zone.h), never from
+ * $TZ: no process-wide state is touched, so any thread may call this. The local-to-UTC
+ * conversion is our own (not mktime, whose choice for skipped and repeated times
+ * varies), and assumes a zone's offset changes by less than 3 hours at a time. */
 wq_rc wq__cron_next(const struct wq__cron *c, const char *zone, int64_t after_us,
 		    int64_t *next_us, wq_error *err);
 
