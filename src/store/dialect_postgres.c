@@ -9,6 +9,7 @@
 
 /* Rows read to choose a transition are locked, so they cannot move before the write. */
 #define D_FOR_UPDATE " FOR UPDATE"
+#define D_FOR_SHARE " FOR SHARE"
 #define D_SKIP_LOCKED " FOR UPDATE SKIP LOCKED"
 /* An ARRAY(...) sub-select is evaluated exactly once (an InitPlan). */
 #define D_PICK(sub) "id = ANY (ARRAY (" sub "))"

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #define D_FOR_UPDATE ""
+#define D_FOR_SHARE ""
 #define D_SKIP_LOCKED ""
 #define D_PICK(sub) "id IN (" sub ")"
 #define D_UNINDEXED(col) "+" col

@@ -292,6 +292,9 @@ wq_rc wq__finish_in(struct wq__store *s, const struct wq__outcome *in, wq_error 
  * recovery, release the attempt's key. Both record their event on the task. */
 wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const char *instance,
 		     int64_t now, wq_error *err);
+/* wave 12: keyed task `task_id` left pending (claimed, cancelled) in this transaction:
+ * the first held task of its key is held no longer (statements.h, WQ__HELD). */
+wq_rc wq__key_unhold(struct wq__store *s, int64_t task_id, wq_error *err);
 wq_rc wq__locks_drop(struct wq__store *s, int64_t task_id, int attempt, const char *instance,
 		     const char *reason, int64_t now, wq_error *err);
 

@@ -63,10 +63,18 @@ wq_rc wq__locks_take(struct wq__store *s, const struct wq__claimed *c, const cha
 		return wq__err(err, WQ_EBUSY, "lock key '%s' of task %" PRId64 " was taken "
 					      "concurrently; the claim is retried",
 			       c->lock, c->id);
+	if ((rc = wq__key_unhold(s, c->id, err)) != WQ_OK)
+		return rc;
 	/* acquired_at: when the store took it, on the clock an external lease's expiry is
 	 * on (the event's own time is the claimer's) */
 	return wq__eventf(s, c->id, now, c->attempt, "lock-acquired", instance, err, "ast",
 			  c->id, c->attempt, "key", c->lock, WQ_KEY_MAX, "acquired_at", store_now);
+}
+
+wq_rc wq__key_unhold(struct wq__store *s, int64_t task_id, wq_error *err)
+{
+	return wq__run(s, SQL_KEY_UNHOLD, WQ__ARGS(WQ__AI(task_id)), NULL, "unhold lock key",
+		       err);
 }
 
 struct dropped {

@@ -212,7 +212,8 @@ static wq_rc enqueue_body(struct wq__store *s, struct enq *q, wq_error *err)
 	rc = wq__eventf(s, q->id, t->now, 0, "accepted", "", err, ACCEPTED_FIELDS(t));
 	/* Turn lock key (issue 10): what the claim's FIFO-per-key rule reads. */
 	if (!rc && t->lock)
-		rc = wq__run(s, SQL_TASK_SET_LOCK, WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock)), NULL,
+		rc = wq__run(s, SQL_TASK_SET_LOCK,
+			     WQ__ARGS(WQ__AI(q->id), WQ__AT(t->lock), WQ__AI(t->now)), NULL,
 			     "set lock key", err);
 	/* Due later too: an idle worker sets its timer to the earliest due time. A batch
 	 * sends one wake-up for all its tasks (enqueue_many). */
@@ -545,6 +546,8 @@ static wq_rc cancel_body(struct wq__store *s, int64_t id, int64_t now, wq_state 
 		*after = WQ_STATE_CANCELLED;
 		rc = transition(s, SQL_CANCEL_PENDING, WQ__ARGS(WQ__AI(id), WQ__AI(now)), id,
 				"pending", err);
+		if (!rc) /* a keyed task's leaving may end another's wait (WQ__HELD) */
+			rc = wq__key_unhold(s, id, err);
 		return rc ? rc : wq__event(s, id, now, 0, "cancelled", "", NULL, err);
 	}
 	if (strcmp(ts.state, "running") != 0)

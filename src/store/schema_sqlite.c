@@ -425,6 +425,18 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	  * later (a retry's backoff, a deferral) keeps its created_at, so it is in. */
 	 "CREATE INDEX tasks_due ON tasks (kind, due_at) WHERE state = 'pending' AND "
 	 "due_at > created_at;\n"},
+	/* wave 12: held (statements.h, WQ__HELD): a task queued behind an earlier pending task
+	 * of its turn-lock key leaves the claim's ordered range, which the claim walked
+	 * through, blocked task by blocked task, on every claim. held sits after kind so
+	 * each kind's runnable tasks are still one range in (order_at, id) order; the
+	 * (state, kind) prefix the running counts and reads by state use is unchanged.
+	 * Rows of earlier versions start at 0, which holds nothing back. */
+	{5,
+	 "-- wave12 held: tasks waiting behind their turn-lock key out of the claim's range\n"
+	 "ALTER TABLE tasks ADD COLUMN held INTEGER NOT NULL DEFAULT 0;\n"
+	 "DROP INDEX tasks_claim;\n"
+	 "CREATE INDEX tasks_claim ON tasks (state, kind, held, order_at, id) WHERE state = "
+	 "'pending' OR state = 'running' OR state = 'interrupted';\n"},
 };
 
 const size_t wq__sqlite_nmigrations =

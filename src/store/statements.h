@@ -8,6 +8,8 @@
  *
  *   D_FOR_UPDATE      " FOR UPDATE" (PostgreSQL row lock; SQLite's write lock covers it)
  *   D_SKIP_LOCKED     " FOR UPDATE SKIP LOCKED" in a claim's pick
+ *   D_FOR_SHARE       " FOR SHARE" (PostgreSQL: a row another statement reads as evidence
+ *                     stays as it is until this transaction ends; SQLite: "")
  *   D_PICK(sub)       "id IN (sub)"; PostgreSQL "id = ANY (ARRAY (sub))", evaluated once
  *                     (an IN over SKIP LOCKED may be re-run per row and claim too much)
  *   D_TEXTS(p)        the strings of JSON array text p, as a sub-select
@@ -133,15 +135,45 @@
 	"p.lock_key AND o.lock_key <> '' AND o.state = 'pending' AND o.due_at <= " now     \
 	" AND o.order_at <= p.order_at AND (o.order_at < p.order_at OR o.id < p.id))))"
 
-/* A pending task p is claimable at `now`: due, and its turn-lock key free (WQ__KEY_FREE).
- * The one rule of the claim, its one-kind form and the probe (wave 6: each reads it
- * within one kind's range). */
 /* The start of the error SQL_FINISH_SUCCEEDED_MANY fails with when it did not change
  * every row it was given (op_claim.c then records each outcome of the batch alone). */
 #define WQ__FIN_MANY_MISMATCH "wakeq: a fenced multi-row finish changed "
 
+/* Held (wave 12): a pending task that waits behind an earlier task of its turn-lock key
+ * is marked held = 1 and leaves the claim's range (tasks_claim is keyed (state, kind,
+ * held, order_at, id)), so a claim no longer steps through a key's whole queue, once
+ * per claim, to find it blocked (100,000 tasks queued on one key made 500 others take
+ * 6.9 s instead of 1.4 s: docs/performance.md). held = 0 claims nothing by itself: WQ__KEY_FREE still
+ * decides; held = 1 only keeps a task out of the walk, so it must never outlive its
+ * reason. The invariant, kept by the three places below and nothing else:
+ *
+ *   a held task is due and has an earlier (order_at, id) pending task of its key that
+ *   was due when it was marked (its evidence), so WQ__KEY_FREE refuses it.
+ *
+ * - marking (WQ__HELD, only when its key is set at the enqueue, SQL_TASK_SET_LOCK):
+ *   held when the task is due and an evidence exists; on PostgreSQL the evidence row is
+ *   locked FOR SHARE until the enqueue commits, so it cannot leave pending unseen by
+ *   the unholding below (a claim skips it, a cancel waits for it);
+ * - unholding (SQL_KEY_UNHOLD, op_lock.c wq__key_unhold): whenever a keyed task leaves
+ *   pending (its claim, a cancel), the first held task of its key in (order_at, id)
+ *   order is held no longer. Every other held task of the key then has that one (due,
+ *   pending, earlier) as its evidence;
+ * - every other way into pending (a retry, a deferral, an unclaim, an operator's retry
+ *   or resolve) writes held = 0.
+ * Time only makes more tasks due, and no statement moves a pending task's due_at or
+ * order_at, so neither breaks the invariant. */
+#define WQ__HELD(key, now)                                                                 \
+	"CASE WHEN tasks.due_at <= " now " THEN (SELECT count(*) FROM (SELECT 1 FROM tasks " \
+	"o WHERE o.lock_key = " key " AND o.lock_key <> '' AND o.state = 'pending' AND "    \
+	"o.due_at <= " now " AND o.order_at <= tasks.order_at AND (o.order_at < "            \
+	"tasks.order_at OR o.id < tasks.id) LIMIT 1" D_FOR_SHARE ") AS e) ELSE 0 END"
+
+/* A pending task p is claimable at `now`: not held, due, and its turn-lock key free
+ * (WQ__KEY_FREE). The one rule of the claim, its one-kind form and the probe (wave 6:
+ * each reads it within one kind's range). */
 #define WQ__CLAIMABLE(now)                                                                 \
-	"p.state = 'pending' AND " D_UNINDEXED_NUM("p.due_at") " <= " now WQ__KEY_FREE(now)
+	"p.state = 'pending' AND p.held = 0 AND " D_UNINDEXED_NUM("p.due_at") " <= " now     \
+	WQ__KEY_FREE(now)
 
 /* The least of `expr` over the served kinds of JSON text `kinds`, `expr` read from each
  * kind's own pending tasks p that match `cond` ("" for none; it may end in a LIMIT),
@@ -224,8 +256,9 @@
 	  "updated_at = $2 WHERE id = $1 AND state = 'pending'")                            \
 	X(SQL_CANCEL_REQUEST, "UPDATE tasks SET cancel_requested = 1, updated_at = $2 "     \
 	  "WHERE id = $1 AND state = 'running' AND attempt = $3 AND cancel_requested = 0")  \
-	X(SQL_RESOLVE_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, order_at "   \
-	  "= $2 - (due_at - order_at), updated_at = $2, reason = '', reason_detail = '' "   \
+	X(SQL_RESOLVE_RETRY, "UPDATE tasks SET state = 'pending', held = 0, due_at = $2, " \
+	  "order_at = $2 - (due_at - order_at), updated_at = $2, reason = '', "            \
+	  "reason_detail = '' "                                                            \
 	  "WHERE id = $1 AND state = 'interrupted'")                                        \
 	X(SQL_RESOLVE_END, "UPDATE tasks SET state = $3, finished_at = $2, updated_at = "   \
 	  "$2 WHERE id = $1 AND state = 'interrupted'")                                     \
@@ -275,8 +308,9 @@
 	X(SQL_FINISH_SUCCEEDED, "UPDATE tasks SET " WQ__SUCCEEDED_SET("$4", "$5", "$6",     \
 	  "$7", "$8", "$9", "$10") WQ__OWNED)                                               \
 	/* The priority head start (due_at - order_at) carries over to the new due time. */ \
-	X(SQL_FINISH_RETRY, "UPDATE tasks SET state = 'pending', updated_at = $4, due_at "  \
-	  "= $5, order_at = $5 - (due_at - order_at), reason = $6, reason_detail = $7, "    \
+	X(SQL_FINISH_RETRY, "UPDATE tasks SET state = 'pending', held = 0, updated_at = "  \
+	  "$4, due_at = $5, order_at = $5 - (due_at - order_at), reason = $6, "            \
+	  "reason_detail = $7, "                                                           \
 	  "last_exit_status = $8" WQ__OWNED)                                                \
 	/* failed, interrupted, cancelled: $5 state, $6 reason, $7 detail, $8 exit status */ \
 	X(SQL_FINISH_END, "UPDATE tasks SET state = $5, updated_at = $4, finished_at = "    \
@@ -406,8 +440,9 @@
 	/* failed|cancelled -> pending, due now ($2), fenced by the attempt read ($3): a    \
 	 * new round whose budget (max_attempts - retry_base) counts from the attempts    \
 	 * used. SET reads the old row, so max_attempts uses the old retry_base. */       \
-	X(SQL_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, order_at = $2 - "    \
-	  "(due_at - order_at), updated_at = $2, finished_at = 0, reason = '', "            \
+	X(SQL_RETRY, "UPDATE tasks SET state = 'pending', held = 0, due_at = $2, "         \
+	  "order_at = $2 - (due_at - order_at), updated_at = $2, finished_at = 0, "        \
+	  "reason = '', "                                                                  \
 	  "reason_detail = '', outcome = '', cancel_requested = 0, uncertain_effect = '', " \
 	  "max_attempts = attempt + (max_attempts - retry_base), retry_base = attempt "     \
 	  "WHERE id = $1 AND state IN ('failed', 'cancelled') AND attempt = $3")            \
@@ -470,7 +505,15 @@
 	X(SQL_SCHED_EVENT, "INSERT INTO schedule_events (schedule_id, at, slot, type, "     \
 	  "task_id, count, instance) VALUES ($1, $2, $3, $4, $5, $6, $7)")                  \
 	/* ---- turn locks, paused kinds (issue 10; op_lock.c) ---- */                      \
-	X(SQL_TASK_SET_LOCK, "UPDATE tasks SET lock_key = $2 WHERE id = $1")                \
+	/* $3: the enqueue's now; held: WQ__HELD */                                         \
+	X(SQL_TASK_SET_LOCK, "UPDATE tasks SET lock_key = $2, held = " WQ__HELD("$2", "$3") \
+	  " WHERE id = $1")                                                                 \
+	/* wave 12: task $1 left pending; the first held task of its key is held no longer  \
+	 * (WQ__HELD says why) */                                                          \
+	X(SQL_KEY_UNHOLD, "UPDATE tasks SET held = 0 WHERE id = (SELECT h.id FROM tasks h " \
+	  "WHERE h.lock_key = (SELECT c.lock_key FROM tasks c WHERE c.id = $1) AND "        \
+	  "h.lock_key <> '' AND h.state = 'pending' AND h.held = 1 ORDER BY h.order_at, "   \
+	  "h.id LIMIT 1)")                                                                  \
 	/* The primary key is the arbiter: a held key (a task's hold, a live lease) is      \
 	 * taken over only once expired; the same external holder renews its own lease.     \
 	 * $1 key, $2 holder, $3 task id (0: external), $4 attempt, $5 now, $6 expiry. */    \
@@ -515,7 +558,8 @@
 	  "AND day < $3")                                                                   \
 	/* undoes a claim in its own transaction (nobody saw attempt $2): pending again,   \
 	 * due $4, the previous attempt's instance and start back from its attempts row */ \
-	X(SQL_CLAIM_DEFER, "UPDATE tasks SET state = 'pending', attempt = attempt - 1, "    \
+	X(SQL_CLAIM_DEFER, "UPDATE tasks SET state = 'pending', held = 0, attempt = "      \
+	  "attempt - 1, "                                                                  \
 	  "due_at = $4, order_at = $4 - (due_at - order_at), updated_at = $5, reason = "    \
 	  "'deferred', reason_detail = $6, instance = coalesce((SELECT a.instance FROM "    \
 	  "attempts a WHERE a.task_id = tasks.id AND a.attempt = tasks.attempt - 1), ''), " \
@@ -618,7 +662,8 @@
 	X(SQL_TASK_STATES, NULL)                                                            \
 	/* a prefetched task given back unstarted, fenced on its attempt: pending again in \
 	 * its place, the attempt not counted against its limit */                        \
-	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = $4, reason "  \
+	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', held = 0, updated_at = "  \
+	  "$4, reason "                                                                    \
 	  "= 'prefetch-returned', reason_detail = '', retry_base = retry_base + 1, "        \
 	  "max_attempts = max_attempts + 1" WQ__OWNED)                                      \
 	/* wave4 enqueue: group commit (op_enqueue_group.c): one savepoint per item of a    \

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define WQ_SCHEMA_VERSION 4
+#define WQ_SCHEMA_VERSION 5
 
 struct wq__store; /* op.h: a driver connection and the core's state about it */
 
