@@ -1,16 +1,17 @@
 #!/bin/sh
 # claim_blocked.sh OLD NEW [ROUNDS] [BLOCKED] [MODE]: what tasks that cannot run yet cost
-# the claims of others (docs/performance.md, "Wave 12: held"). A store holds BLOCKED
-# (default 20,000) pending tasks of kind `k`, enqueued with `wakeq enqueue --batch`, then
-# 500 of kind `u`; a worker serving both (concurrency 8, /bin/true, poll 50ms) runs
-# until the 500 succeeded; printed: the seconds from its start to the last one's finish
-# (read from the store, so the polling for it, every 0.2 s, is not counted). MODE `lock` (default):
-# every `k` task has turn-lock key `q`, whose lease an outside holder keeps for the whole
-# run (so none of them runs, the queue's head included); MODE `later`: every `k` task is
-# due in 10 hours with priority 1000 (a head start of 16.7 hours puts it before the `u`
-# tasks in claim order). OLD and NEW (wakeq binaries) are alternated ROUNDS times
-# (default 3), each on a store of its own made by itself (the two may differ in schema).
-# Prints one `old|new seconds=S` line per run.
+# the claims of others (docs/performance.md, "How the figures scale"). A store holds
+# BLOCKED (default 20,000) pending tasks of kind `k`, enqueued with `wakeq enqueue
+# --batch`, then 500 of kind `u`; a worker serving both (concurrency 8, /bin/true, poll
+# 50ms) runs until the 500 succeeded; printed: the seconds from its start to the last
+# one's finish (read from the store, so the polling for it, every 0.2 s, is not counted).
+# MODE `lock` (default): every `k` task has turn-lock key `q`, whose lease an outside
+# holder keeps for the whole run (so none of them runs, the queue's head included);
+# `later`: due in 10 hours with priority 1000 (a head start of 16.7 hours puts them
+# before the `u` tasks in claim order); `delayed`: due in $DELAY (default 24h), priority
+# 0. OLD and NEW (wakeq binaries) are alternated ROUNDS times (default 3), each on a
+# store of its own made by itself (the two may differ in schema). Prints one
+# `old|new seconds=S` line per run.
 set -eu
 old=$1 new=$2 rounds=${3:-3} blocked=${4:-20000} mode=${5:-lock}
 tmp=$(mktemp -d /tmp/claim-blocked.XXXXXX)
@@ -23,7 +24,8 @@ trap cleanup EXIT
 case $mode in
 lock) line='{"kind":"k","payload":{},"lock":"q"}' ;;
 later) line='{"kind":"k","payload":{},"in":"10h","priority":1000}' ;;
-*) echo "claim_blocked.sh: MODE is lock or later, not '$mode'" >&2; exit 2 ;;
+delayed) line="{\"kind\":\"k\",\"payload\":{},\"in\":\"${DELAY:-24h}\"}" ;;
+*) echo "claim_blocked.sh: MODE is lock, later or delayed, not '$mode'" >&2; exit 2 ;;
 esac
 awk -v n="$blocked" -v l="$line" 'BEGIN { for (i = 0; i < n; i++) print l }' >"$tmp/k.jsonl"
 awk 'BEGIN { for (i = 0; i < 500; i++) print "{\"kind\":\"u\",\"payload\":{}}" }' \

@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* WQ__CLAIMABLE bounds the claim's walk by WQ__ORDER_AFTER_DUE_MAX: the lowest
+ * priority's head start, which must be the one task.c gives. */
+_Static_assert(-(int64_t)WQ__PRIORITY_MIN * WQ__PRIORITY_STEP_US == INT64_C(60000000000),
+	       "WQ__ORDER_AFTER_DUE_MAX (statements.h) is the lowest priority's head start");
+
 struct claim_row {
 	struct wq__claimed c;
 	int64_t order_at;

@@ -168,11 +168,21 @@
 	"o.due_at <= " now " AND o.order_at <= tasks.order_at AND (o.order_at < "            \
 	"tasks.order_at OR o.id < tasks.id) LIMIT 1" D_FOR_SHARE ") AS e) ELSE 0 END"
 
+/* The most a task's order_at lies after its due_at, in microseconds: the head start of
+ * the lowest priority (task.c: order_at = due_at - priority x WQ__PRIORITY_STEP_US;
+ * op_claim.c checks the figure against those constants at compile time). A retry or a
+ * deferral moves both by the same amount. */
+#define WQ__ORDER_AFTER_DUE_MAX "60000000000"
+
 /* A pending task p is claimable at `now`: not held, due, and its turn-lock key free
  * (WQ__KEY_FREE). The one rule of the claim, its one-kind form and the probe (wave 6:
- * each reads it within one kind's range). */
+ * each reads it within one kind's range). Wave 12: "order_at <= now + the most order_at
+ * lies after due_at" follows from "due_at <= now" and bounds the walk of the range:
+ * tasks due more than 16.7 hours from now (tomorrow's schedule) are never stepped over
+ * (100,000 of them made 500 others take 3.9 s instead of 1.3 s). */
 #define WQ__CLAIMABLE(now)                                                                 \
-	"p.state = 'pending' AND p.held = 0 AND " D_UNINDEXED_NUM("p.due_at") " <= " now     \
+	"p.state = 'pending' AND p.held = 0 AND p.order_at <= " now " + "                    \
+	WQ__ORDER_AFTER_DUE_MAX " AND " D_UNINDEXED_NUM("p.due_at") " <= " now               \
 	WQ__KEY_FREE(now)
 
 /* The least of `expr` over the served kinds of JSON text `kinds`, `expr` read from each

@@ -501,7 +501,7 @@ static void test_v4_claim_live_states(void **state)
 	plan_of(f->c, SQL_ACTIVE_COUNT, args, 2, plan, sizeof(plan));
 	assert_non_null(strstr(plan, "USING INDEX tasks_claim (state=?)"));
 	plan_of(f->c, SQL_CLAIM_KIND, claim, 5, plan, sizeof(plan));
-	if (!strstr(plan, "SEARCH p USING INDEX tasks_claim (state=? AND kind=? AND held=?)"))
+	if (!strstr(plan, "SEARCH p USING INDEX tasks_claim (state=? AND kind=? AND held=? AND order_at<?)"))
 		fail_msg("claim: %s", plan);
 	plan_of(f->c, SQL_PRUNE_TASKS, claim + 1, 1, plan, sizeof(plan));
 	assert_non_null(strstr(plan, "USING INDEX tasks_finished (finished_at<?)"));
