@@ -1,5 +1,5 @@
 #!/bin/sh
-# claim_blocked.sh OLD NEW [ROUNDS] [BLOCKED] [MODE]: what tasks that cannot run yet cost
+# claim_blocked.sh OLD NEW [ROUNDS] [BLOCKED] [MODE] [pg]: what tasks that cannot run yet cost
 # the claims of others (docs/performance.md, "How the figures scale"). A store holds
 # BLOCKED (default 20,000) pending tasks of kind `k`, enqueued with `wakeq enqueue
 # --batch`, then 500 of kind `u`; a worker serving both (concurrency 8, /bin/true, poll
@@ -10,10 +10,11 @@
 # `later`: due in 10 hours with priority 1000 (a head start of 16.7 hours puts them
 # before the `u` tasks in claim order); `delayed`: due in $DELAY (default 24h), priority
 # 0. OLD and NEW (wakeq binaries) are alternated ROUNDS times (default 3), each on a
-# store of its own made by itself (the two may differ in schema). Prints one
-# `old|new seconds=S` line per run.
+# store of its own made by itself (the two may differ in schema). With `pg`, run under
+# scripts/with-postgres: the stores are databases blocked_old / blocked_new on
+# $WAKEQ_TEST_PG_URL. Prints one `old|new seconds=S` line per run.
 set -eu
-old=$1 new=$2 rounds=${3:-3} blocked=${4:-20000} mode=${5:-lock}
+old=$1 new=$2 rounds=${3:-3} blocked=${4:-20000} mode=${5:-lock} pg=${6:-}
 tmp=$(mktemp -d /tmp/claim-blocked.XXXXXX)
 worker=
 cleanup() {
@@ -33,8 +34,17 @@ awk 'BEGIN { for (i = 0; i < 500; i++) print "{\"kind\":\"u\",\"payload\":{}}" }
 
 # run SIDE: a fresh store, the blocked tasks, then the timed 500.
 run() {
-	bin=$1 db=$tmp/$2.db
-	rm -f "$db" "$db-wal" "$db-shm"
+	bin=$1
+	if [ -n "$pg" ]; then
+		u=$WAKEQ_TEST_PG_URL
+		PGOPTIONS='-c client_min_messages=warning' psql "$u" -qc \
+			"DROP DATABASE IF EXISTS blocked_$2" >/dev/null
+		psql "$u" -qc "CREATE DATABASE blocked_$2" >/dev/null
+		db="${u%/*}/blocked_$2"
+	else
+		db=$tmp/$2.db
+		rm -f "$db" "$db-wal" "$db-shm"
+	fi
 	cat >"$tmp/w.ini" <<EOF
 [worker]
 concurrency = 8
@@ -56,7 +66,8 @@ EOF
 		kill -0 "$worker" 2>/dev/null || { cat "$tmp/w.log" >&2; exit 1; }
 		sleep 0.2
 	done
-	t1=$(sqlite3 "$db" "SELECT max(finished_at) FROM tasks WHERE kind = 'u'")
+	last="SELECT max(finished_at) FROM tasks WHERE kind = 'u'"
+	if [ -n "$pg" ]; then t1=$(psql "$db" -Atc "$last"); else t1=$(sqlite3 "$db" "$last"); fi
 	kill "$worker"
 	wait "$worker" || :
 	worker=

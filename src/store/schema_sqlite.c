@@ -432,11 +432,7 @@ const struct wq__migration wq__sqlite_migrations[] = {
 	 * (state, kind) prefix the running counts and reads by state use is unchanged.
 	 * Rows of earlier versions start at 0, which holds nothing back. */
 	{5,
-	 "-- wave12 held: tasks waiting behind their turn-lock key out of the claim's range\n"
-	 "ALTER TABLE tasks ADD COLUMN held INTEGER NOT NULL DEFAULT 0;\n"
-	 "DROP INDEX tasks_claim;\n"
-	 "CREATE INDEX tasks_claim ON tasks (state, kind, held, order_at, id) WHERE state = "
-	 "'pending' OR state = 'running' OR state = 'interrupted';\n"},
+	 WQ__SCHEMA_STEP5_HELD},
 };
 
 const size_t wq__sqlite_nmigrations =

@@ -186,6 +186,14 @@ void wq__sqlite_wal_mark(const char *wal_path);
  * now (sqlite_vfs.c): then a connection opening it skips the directory sync. */
 int wq__sqlite_wal_has_mark(const char *wal_path);
 
+/* Schema step 5 (wave 12), the same text on both stores (schema_sqlite.c says why). */
+#define WQ__SCHEMA_STEP5_HELD                                                              \
+	"-- wave12 held: tasks waiting behind their turn-lock key out of the claim's range\n" \
+	"ALTER TABLE tasks ADD COLUMN held INTEGER NOT NULL DEFAULT 0;\n"                     \
+	"DROP INDEX tasks_claim;\n"                                                           \
+	"CREATE INDEX tasks_claim ON tasks (state, kind, held, order_at, id) WHERE state = "  \
+	"'pending' OR state = 'running' OR state = 'interrupted';\n"
+
 /* The SQLite schema steps (schema_sqlite.c). */
 extern const struct wq__migration wq__sqlite_migrations[];
 extern const size_t wq__sqlite_nmigrations;

@@ -143,9 +143,9 @@
  * is marked held = 1 and leaves the claim's range (tasks_claim is keyed (state, kind,
  * held, order_at, id)), so a claim no longer steps through a key's whole queue, once
  * per claim, to find it blocked (100,000 tasks queued on one key made 500 others take
- * 6.9 s instead of 1.4 s: docs/performance.md). held = 0 claims nothing by itself: WQ__KEY_FREE still
- * decides; held = 1 only keeps a task out of the walk, so it must never outlive its
- * reason. The invariant, kept by the three places below and nothing else:
+ * 6.9 s instead of 1.4 s: docs/performance.md). held = 0 claims nothing by itself:
+ * WQ__KEY_FREE still decides; held = 1 only keeps a task out of the walk, so it must
+ * never outlive its reason. The invariant, kept by the three places below and nothing else:
  *
  *   a held task is due and has an earlier (order_at, id) pending task of its key that
  *   was due when it was marked (its evidence), so WQ__KEY_FREE refuses it.
@@ -179,7 +179,7 @@
  * each reads it within one kind's range). Wave 12: "order_at <= now + the most order_at
  * lies after due_at" follows from "due_at <= now" and bounds the walk of the range:
  * tasks due more than 16.7 hours from now (tomorrow's schedule) are never stepped over
- * (100,000 of them made 500 others take 3.9 s instead of 1.3 s). */
+ * (100,000 of them made 500 others take 4.3 s instead of 1.3 s). */
 #define WQ__CLAIMABLE(now)                                                                 \
 	"p.state = 'pending' AND p.held = 0 AND p.order_at <= " now " + "                    \
 	WQ__ORDER_AFTER_DUE_MAX " AND " D_UNINDEXED_NUM("p.due_at") " <= " now               \
