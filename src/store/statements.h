@@ -158,8 +158,9 @@
  *   pending (its claim, a cancel), the first held task of its key in (order_at, id)
  *   order is held no longer. Every other held task of the key then has that one (due,
  *   pending, earlier) as its evidence;
- * - every other way into pending (a retry, a deferral, an unclaim, an operator's retry
- *   or resolve) writes held = 0.
+ * - held is 1 only on a pending task: a claim takes only held = 0 tasks and a cancel
+ *   writes held = 0, so every other way into pending (a retry, a deferral, an unclaim,
+ *   an operator's retry or resolve) starts from 0 without writing it.
  * Time only makes more tasks due, and no statement moves a pending task's due_at or
  * order_at, so neither breaks the invariant. */
 #define WQ__HELD(key, now)                                                                 \
@@ -262,11 +263,12 @@
 	X(SQL_RESULT, "SELECT has_result, result FROM tasks WHERE id = $1")                 \
 	X(SQL_EVENTS, "SELECT id, task_id, at, attempt, type, instance, detail FROM "       \
 	  "events WHERE task_id = $1 ORDER BY id")                                          \
-	X(SQL_CANCEL_PENDING, "UPDATE tasks SET state = 'cancelled', finished_at = $2, "    \
-	  "updated_at = $2 WHERE id = $1 AND state = 'pending'")                            \
+	/* held = 0: held is only ever 1 on a pending task (WQ__HELD) */                    \
+	X(SQL_CANCEL_PENDING, "UPDATE tasks SET state = 'cancelled', held = 0, finished_at " \
+	  "= $2, updated_at = $2 WHERE id = $1 AND state = 'pending'")                      \
 	X(SQL_CANCEL_REQUEST, "UPDATE tasks SET cancel_requested = 1, updated_at = $2 "     \
 	  "WHERE id = $1 AND state = 'running' AND attempt = $3 AND cancel_requested = 0")  \
-	X(SQL_RESOLVE_RETRY, "UPDATE tasks SET state = 'pending', held = 0, due_at = $2, " \
+	X(SQL_RESOLVE_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, " \
 	  "order_at = $2 - (due_at - order_at), updated_at = $2, reason = '', "            \
 	  "reason_detail = '' "                                                            \
 	  "WHERE id = $1 AND state = 'interrupted'")                                        \
@@ -318,7 +320,7 @@
 	X(SQL_FINISH_SUCCEEDED, "UPDATE tasks SET " WQ__SUCCEEDED_SET("$4", "$5", "$6",     \
 	  "$7", "$8", "$9", "$10") WQ__OWNED)                                               \
 	/* The priority head start (due_at - order_at) carries over to the new due time. */ \
-	X(SQL_FINISH_RETRY, "UPDATE tasks SET state = 'pending', held = 0, updated_at = "  \
+	X(SQL_FINISH_RETRY, "UPDATE tasks SET state = 'pending', updated_at = "  \
 	  "$4, due_at = $5, order_at = $5 - (due_at - order_at), reason = $6, "            \
 	  "reason_detail = $7, "                                                           \
 	  "last_exit_status = $8" WQ__OWNED)                                                \
@@ -450,7 +452,7 @@
 	/* failed|cancelled -> pending, due now ($2), fenced by the attempt read ($3): a    \
 	 * new round whose budget (max_attempts - retry_base) counts from the attempts    \
 	 * used. SET reads the old row, so max_attempts uses the old retry_base. */       \
-	X(SQL_RETRY, "UPDATE tasks SET state = 'pending', held = 0, due_at = $2, "         \
+	X(SQL_RETRY, "UPDATE tasks SET state = 'pending', due_at = $2, "         \
 	  "order_at = $2 - (due_at - order_at), updated_at = $2, finished_at = 0, "        \
 	  "reason = '', "                                                                  \
 	  "reason_detail = '', outcome = '', cancel_requested = 0, uncertain_effect = '', " \
@@ -568,7 +570,7 @@
 	  "AND day < $3")                                                                   \
 	/* undoes a claim in its own transaction (nobody saw attempt $2): pending again,   \
 	 * due $4, the previous attempt's instance and start back from its attempts row */ \
-	X(SQL_CLAIM_DEFER, "UPDATE tasks SET state = 'pending', held = 0, attempt = "      \
+	X(SQL_CLAIM_DEFER, "UPDATE tasks SET state = 'pending', attempt = "      \
 	  "attempt - 1, "                                                                  \
 	  "due_at = $4, order_at = $4 - (due_at - order_at), updated_at = $5, reason = "    \
 	  "'deferred', reason_detail = $6, instance = coalesce((SELECT a.instance FROM "    \
@@ -672,7 +674,7 @@
 	X(SQL_TASK_STATES, NULL)                                                            \
 	/* a prefetched task given back unstarted, fenced on its attempt: pending again in \
 	 * its place, the attempt not counted against its limit */                        \
-	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', held = 0, updated_at = "  \
+	X(SQL_TASK_UNCLAIM, "UPDATE tasks SET state = 'pending', updated_at = "  \
 	  "$4, reason "                                                                    \
 	  "= 'prefetch-returned', reason_detail = '', retry_base = retry_base + 1, "        \
 	  "max_attempts = max_attempts + 1" WQ__OWNED)                                      \
